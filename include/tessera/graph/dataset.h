@@ -1,0 +1,66 @@
+// The in-memory dataset every reader produces and the generators and the
+// partitioner consume: typed nodes with their data, typed edges in type-local
+// IDs, and the homogeneous ID space DGL uses (node types laid end to end in
+// declaration order, so homogeneous ID = type offset + type-local ID).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/io/array.h"
+
+namespace tessera {
+
+struct NodeType {
+  std::string name;
+  int64_t count = 0;
+  // Per-node arrays with `count` rows: "feat" (float32 [count, F]), "label"
+  // (int64 [count], -1 = unlabelled), "year", ... any name.
+  std::map<std::string, Array> data;
+  // Type-local IDs of the split; empty handles when the type has no split.
+  Array train, val, test;
+  // Original names (KG entities, RDF URIs) by type-local ID; may be empty.
+  std::vector<std::string> names;
+};
+
+struct EdgeType {
+  std::string src_type, relation, dst_type;
+  Array src, dst;                     // int64 [E], type-local IDs
+  std::map<std::string, Array> data;  // per-edge arrays with E rows
+
+  std::string canonical() const { return src_type + ":" + relation + ":" + dst_type; }
+  int64_t count() const { return src.empty_handle() ? 0 : src.numel(); }
+};
+
+struct Dataset {
+  std::string name;
+  std::vector<NodeType> node_types;
+  std::vector<EdgeType> edge_types;
+  // Dataset-level arrays that are not per node or edge, for example a KG's
+  // "valid_triples" / "test_triples" (int64 [n, 3]: head, relation, tail).
+  std::map<std::string, Array> extra;
+  std::vector<std::string> relation_names;  // KG relation names by relation id
+
+  int node_type_index(const std::string& name) const;  // -1 when absent
+  const NodeType& node_type(const std::string& name) const;
+  int64_t num_nodes() const;
+  int64_t num_edges() const;
+  // offsets[t] = first homogeneous ID of node type t; offsets.back() = num_nodes.
+  std::vector<int64_t> node_offsets() const;
+  // Total training nodes over all types.
+  int64_t num_train() const;
+
+  // Checks every invariant (array shapes and dtypes, IDs in range, edge types
+  // naming existing node types). `source` prefixes the messages.
+  void validate(const std::string& source) const;
+};
+
+// The knowledge-graph convention: one node type "entity", one edge type
+// "entity:triple:entity" whose edge array "relation" holds relation ids.
+inline constexpr const char* kEntityType = "entity";
+inline constexpr const char* kTripleRelation = "triple";
+inline constexpr const char* kRelationField = "relation";
+
+}  // namespace tessera

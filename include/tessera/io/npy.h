@@ -1,0 +1,46 @@
+// NumPy .npy files: read by mapping the file (zero-copy), write by streaming
+// rows. Formats 1.0-3.0, little-endian, C order; dtypes int32, int64, float32,
+// float64, uint8, bool.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tessera/io/array.h"
+
+namespace tessera {
+
+// Maps `path` read-only. Throws tessera::Error naming the file on any problem
+// (missing, not .npy, unsupported dtype, Fortran order, truncated data).
+Array read_npy(const std::string& path);
+
+// Reads and checks the dtype and number of dimensions; `what` names the array
+// in the error message (e.g. "meta.json: node_types[0].label").
+Array read_npy_checked(const std::string& path, DType dtype, size_t ndim, const std::string& what);
+
+// Writes `array` to `path` atomically (temporary name, then rename).
+void write_npy(const std::string& path, const Array& array);
+
+// Streams rows into a .npy whose shape is known up front, for arrays built
+// row by row (partition features gathered from a mapped source). The file
+// appears under `path` only when finish() succeeds.
+class NpyWriter {
+ public:
+  NpyWriter(std::string path, DType dtype, std::vector<int64_t> shape);
+  ~NpyWriter();
+  NpyWriter(const NpyWriter&) = delete;
+  NpyWriter& operator=(const NpyWriter&) = delete;
+
+  void append(const void* data, size_t bytes);
+  void finish();
+
+ private:
+  std::string path_;
+  std::string tmp_path_;
+  FILE* file_ = nullptr;
+  size_t expected_bytes_ = 0;
+  size_t written_bytes_ = 0;
+};
+
+}  // namespace tessera

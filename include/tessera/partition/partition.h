@@ -1,0 +1,41 @@
+// Splitting a dataset into partitions for a cluster (DistDGL's
+// partition_graph, DGL-KE's dglke_partition).
+//
+// Each partition owns one contiguous range of reshuffled node IDs per node
+// type and stores the in-edges of the nodes it owns (1-hop halo), so every
+// edge lives exactly once, with the owner of its destination.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/dataset.h"
+
+namespace tessera {
+
+struct PartitionOptions {
+  std::string graph_name;
+  int num_parts = 1;
+  std::string method = "metis";  // metis | random
+  bool balance_train = false;    // METIS constraint: training nodes per part
+  bool balance_edges = false;    // METIS constraint: in-edges per part
+  uint64_t seed = 0;
+  std::string out_dir;
+};
+
+struct PartitionReport {
+  double read_s = 0, assign_s = 0, reshuffle_s = 0, write_s = 0;
+  int64_t cut_edges = 0;  // stored edges whose source lives in another part
+  int64_t num_edges = 0;
+  double edge_cut_ratio() const { return num_edges ? static_cast<double>(cut_edges) / num_edges : 0.0; }
+};
+
+// Partition assignment (one part id per homogeneous node ID).
+std::vector<int32_t> metis_assignment(const Dataset& dataset, const PartitionOptions& options);
+std::vector<int32_t> random_assignment(const Dataset& dataset, const PartitionOptions& options);
+
+// Assigns, reshuffles and writes `dataset` to options.out_dir (atomically).
+PartitionReport partition_dataset(const Dataset& dataset, const PartitionOptions& options);
+
+}  // namespace tessera

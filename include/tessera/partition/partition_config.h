@@ -1,0 +1,65 @@
+// The partitioned graph's JSON config (<out>/<graph>.json) and the partition
+// book it defines: after reshuffling, partition p owns one contiguous range
+// of homogeneous node IDs per node type, laid out partition-major, so mapping
+// an ID to its owner is a binary search over a few boundaries.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/io/array.h"
+
+namespace tessera {
+
+using IdRange = std::pair<int64_t, int64_t>;  // [first, last)
+
+struct ArraySchema {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> row_shape;  // shape without the leading row dimension
+};
+
+struct PartitionFiles {
+  std::string node_feats, edge_feats, part_graph, orig_nids, orig_eids;  // relative to the config's folder
+};
+
+struct PartitionConfig {
+  std::string dir;  // folder holding the config; paths are relative to it
+  std::string graph_name, part_method;
+  int num_parts = 0;
+  int halo_hops = 1;
+  int64_t num_nodes = 0, num_edges = 0;
+  std::vector<std::string> ntypes;  // by type id
+  std::vector<std::string> etypes;  // canonical "src:rel:dst", by type id
+  std::vector<std::vector<IdRange>> node_map;  // [ntype][part]
+  std::vector<std::vector<IdRange>> edge_map;  // [etype][part]
+  std::map<std::string, std::map<std::string, ArraySchema>> node_feat_schema;  // ntype -> name -> schema
+  std::map<std::string, std::map<std::string, ArraySchema>> edge_feat_schema;  // etype -> name -> schema
+  std::map<std::string, std::string> extra;       // dataset-level arrays
+  std::map<std::string, std::string> node_names;  // ntype -> names file
+  std::string relation_names;                     // KG relation names file, or ""
+  std::vector<PartitionFiles> parts;
+
+  // Loads and checks the config's own consistency (ranges tile the ID spaces
+  // in partition-major order). Errors name the file and the field.
+  static PartitionConfig load(const std::string& json_path);
+  std::string to_json() const;
+
+  std::string path(const std::string& relative) const;
+  IdRange part_nodes(int part) const;  // all owned node IDs of a partition
+  IdRange part_edges(int part) const;
+  int node_owner(int64_t node_id) const;
+  int node_type_of(int64_t node_id) const;  // by range lookup
+  int etype_src(int etype) const;           // source node type id
+  int etype_dst(int etype) const;
+  // Type-local ID of a homogeneous node ID (after reshuffle).
+  int64_t type_local_id(int64_t node_id) const;
+
+ private:
+  std::vector<int64_t> part_node_starts_;  // part p owns [starts[p], starts[p+1])
+  void build_index();
+};
+
+}  // namespace tessera

@@ -1,0 +1,192 @@
+// Knowledge-graph triples in the forms DGL-KE and OpenKE users have. All map
+// onto the KG convention of dataset.h: training triples are the edges of
+// "entity:triple:entity" with their relation id in edge array "relation";
+// validation and test triples go to extra["valid_triples"/"test_triples"] as
+// int64 [n, 3] rows of (head, relation, tail).
+#include <unordered_map>
+
+#include "formats.h"
+#include "tessera/io/text.h"
+#include "tessera/util/error.h"
+
+namespace tessera {
+namespace {
+
+struct Triples {
+  std::vector<int64_t> head, relation, tail;
+  size_t size() const { return head.size(); }
+};
+
+class NameIndex {
+ public:
+  int64_t id_of(std::string_view name) {
+    auto it = ids_.find(std::string(name));
+    if (it != ids_.end()) return it->second;
+    int64_t id = static_cast<int64_t>(names_.size());
+    names_.emplace_back(name);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+  // Adds a name with a given id; ids must come as a permutation of 0..n-1.
+  void insert(std::string_view name, int64_t id, const std::string& where) {
+    if (id < 0) fail("{}: negative id {}", where, id);
+    if (!ids_.emplace(std::string(name), id).second) fail("{}: duplicate name '{}'", where, std::string(name));
+    if (id >= static_cast<int64_t>(names_.size())) names_.resize(id + 1);
+    if (!names_[id].empty()) fail("{}: duplicate id {}", where, id);
+    names_[id] = std::string(name);
+  }
+  std::vector<std::string>& names() { return names_; }
+
+ private:
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<std::string> names_;
+};
+
+Dataset assemble(Triples train, const Triples& valid, const Triples& test, std::vector<std::string> entities,
+                 std::vector<std::string> relations, const std::string& dir) {
+  Dataset d;
+  NodeType t;
+  t.name = kEntityType;
+  t.count = static_cast<int64_t>(entities.size());
+  t.names = std::move(entities);
+  d.node_types.push_back(std::move(t));
+  EdgeType e{kEntityType, kTripleRelation, kEntityType, {}, {}, {}};
+  e.src = Array::from_vector(train.head);
+  e.dst = Array::from_vector(train.tail);
+  e.data[kRelationField] = Array::from_vector(train.relation);
+  d.edge_types.push_back(std::move(e));
+  for (auto [key, triples] : {std::pair{"valid_triples", &valid}, {"test_triples", &test}}) {
+    Array a = Array::zeros(DType::kInt64, {static_cast<int64_t>(triples->size()), 3});
+    int64_t* p = a.data<int64_t>();
+    for (size_t i = 0; i < triples->size(); ++i) {
+      p[3 * i] = triples->head[i];
+      p[3 * i + 1] = triples->relation[i];
+      p[3 * i + 2] = triples->tail[i];
+    }
+    d.extra[key] = a;
+  }
+  d.relation_names = std::move(relations);
+  const int64_t num_relations = static_cast<int64_t>(d.relation_names.size());
+  for (const Triples* tr : std::initializer_list<const Triples*>{&train, &valid, &test})
+    for (int64_t r : tr->relation)
+      if (r < 0 || r >= num_relations) fail("{}: relation id {} is not below the relation count {}", dir, r, num_relations);
+  return d;
+}
+
+void read_name_triples(const std::string& path, NameIndex* entities, NameIndex* relations, Triples* out) {
+  LineReader reader(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  while (reader.next(&line)) {
+    if (trim(line).empty()) continue;
+    split_fields(line, "\t", false, &fields);
+    if (fields.size() != 3)
+      fail("{}: expected 'head<TAB>relation<TAB>tail', found {} field(s) in '{}'", reader.where(), fields.size(),
+           std::string(line));
+    out->head.push_back(entities->id_of(fields[0]));
+    out->relation.push_back(relations->id_of(fields[1]));
+    out->tail.push_back(entities->id_of(fields[2]));
+  }
+}
+
+// "h t r" (OpenKE) or "h r t" (DGL-KE udd) id triples, whitespace separated.
+void read_id_triples(const std::string& path, bool has_count_line, bool openke_order, int64_t num_entities,
+                     int64_t num_relations, Triples* out) {
+  LineReader reader(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  int64_t declared = -1;
+  while (reader.next(&line)) {
+    if (trim(line).empty()) continue;
+    if (has_count_line && declared < 0) {
+      declared = parse_int(line, reader.where(), "(triple count)");
+      continue;
+    }
+    split_fields(line, " \t", true, &fields);
+    if (fields.size() != 3)
+      fail("{}: expected three ids ({}), found '{}'", reader.where(), openke_order ? "head tail relation" : "head relation tail",
+           std::string(line));
+    int64_t h = parse_int(fields[0], reader.where(), "(head id)");
+    int64_t r = parse_int(fields[openke_order ? 2 : 1], reader.where(), "(relation id)");
+    int64_t t = parse_int(fields[openke_order ? 1 : 2], reader.where(), "(tail id)");
+    for (int64_t e : {h, t})
+      if (e < 0 || e >= num_entities)
+        fail("{}: entity id {} is not below the entity count {}", reader.where(), e, num_entities);
+    if (r < 0 || r >= num_relations)
+      fail("{}: relation id {} is not below the relation count {}", reader.where(), r, num_relations);
+    out->head.push_back(h);
+    out->relation.push_back(r);
+    out->tail.push_back(t);
+  }
+  if (has_count_line && declared >= 0 && declared != static_cast<int64_t>(out->size()))
+    fail("{}: first line declares {} triples, file has {}", path, declared, out->size());
+}
+
+// "name<TAB>id" (OpenKE, with a count line) or "id<TAB>name" (DGL-KE .dict).
+std::vector<std::string> read_name_map(const std::string& path, bool has_count_line, bool id_first) {
+  NameIndex index;
+  LineReader reader(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  int64_t declared = -1;
+  int64_t n = 0;
+  while (reader.next(&line)) {
+    if (trim(line).empty()) continue;
+    if (has_count_line && declared < 0) {
+      declared = parse_int(line, reader.where(), "(count)");
+      continue;
+    }
+    split_fields(line, "\t", false, &fields);
+    if (fields.size() != 2) fail("{}: expected '{}', found '{}'", reader.where(), id_first ? "id<TAB>name" : "name<TAB>id", std::string(line));
+    int64_t id = parse_int(fields[id_first ? 0 : 1], reader.where(), "(id)");
+    index.insert(fields[id_first ? 1 : 0], id, reader.where());
+    ++n;
+  }
+  if (has_count_line && declared >= 0 && declared != n) fail("{}: first line declares {} names, file has {}", path, declared, n);
+  for (size_t i = 0; i < index.names().size(); ++i)
+    if (index.names()[i].empty()) fail("{}: ids are not contiguous: id {} is missing", path, i);
+  return index.names();
+}
+
+}  // namespace
+
+Dataset read_kg_names(const std::string& dir) {
+  NameIndex entities, relations;
+  Triples train, valid, test;
+  read_name_triples(path_join(dir, "train.txt"), &entities, &relations, &train);
+  for (auto [file, triples] : {std::pair{"valid.txt", &valid}, {"test.txt", &test}}) {
+    const std::string p = path_join(dir, file);
+    if (file_exists(p)) read_name_triples(p, &entities, &relations, triples);
+  }
+  return assemble(std::move(train), valid, test, std::move(entities.names()), std::move(relations.names()), dir);
+}
+
+Dataset read_kg_openke(const std::string& dir) {
+  auto entities = read_name_map(path_join(dir, "entity2id.txt"), true, false);
+  auto relations = read_name_map(path_join(dir, "relation2id.txt"), true, false);
+  Triples train, valid, test;
+  const auto ne = static_cast<int64_t>(entities.size());
+  const auto nr = static_cast<int64_t>(relations.size());
+  read_id_triples(path_join(dir, "train2id.txt"), true, true, ne, nr, &train);
+  for (auto [file, triples] : {std::pair{"valid2id.txt", &valid}, {"test2id.txt", &test}}) {
+    const std::string p = path_join(dir, file);
+    if (file_exists(p)) read_id_triples(p, true, true, ne, nr, triples);
+  }
+  return assemble(std::move(train), valid, test, std::move(entities), std::move(relations), dir);
+}
+
+Dataset read_kg_udd(const std::string& dir) {
+  auto entities = read_name_map(path_join(dir, "entities.dict"), false, true);
+  auto relations = read_name_map(path_join(dir, "relations.dict"), false, true);
+  Triples train, valid, test;
+  const auto ne = static_cast<int64_t>(entities.size());
+  const auto nr = static_cast<int64_t>(relations.size());
+  read_id_triples(path_join(dir, "train.txt"), false, false, ne, nr, &train);
+  for (auto [file, triples] : {std::pair{"valid.txt", &valid}, {"test.txt", &test}}) {
+    const std::string p = path_join(dir, file);
+    if (file_exists(p)) read_id_triples(p, false, false, ne, nr, triples);
+  }
+  return assemble(std::move(train), valid, test, std::move(entities), std::move(relations), dir);
+}
+
+}  // namespace tessera

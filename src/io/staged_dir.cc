@@ -1,0 +1,78 @@
+#include "tessera/io/staged_dir.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tessera/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+
+StagedDirectory::StagedDirectory(std::string final_path) : final_path_(std::move(final_path)) {
+  while (final_path_.size() > 1 && final_path_.back() == '/') final_path_.pop_back();
+  if (final_path_.empty()) fail("output directory name is empty");
+  staging_path_ = final_path_ + ".tessera-tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::path parent = fs::path(final_path_).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) fail("{}: cannot create directory: {}", parent.string(), ec.message());
+  fs::remove_all(staging_path_, ec);
+  if (!fs::create_directory(staging_path_, ec) || ec)
+    fail("{}: cannot create directory: {}", staging_path_, ec ? ec.message() : "already exists");
+}
+
+StagedDirectory::~StagedDirectory() {
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(staging_path_, ec);
+  }
+}
+
+std::string StagedDirectory::subdir(const std::string& relative) const {
+  fs::path p = fs::path(staging_path_) / relative;
+  std::error_code ec;
+  fs::create_directories(p, ec);
+  if (ec) fail("{}: cannot create directory: {}", p.string(), ec.message());
+  return p.string();
+}
+
+void StagedDirectory::commit() {
+  std::error_code ec;
+  if (fs::exists(final_path_, ec)) {
+    // Move the old output aside first so the final name is never half-replaced.
+    std::string trash = final_path_ + ".tessera-old-" + std::to_string(::getpid());
+    fs::rename(final_path_, trash, ec);
+    if (ec) fail("{}: cannot replace existing output: {}", final_path_, ec.message());
+    fs::rename(staging_path_, final_path_, ec);
+    if (ec) fail("{}: cannot rename {} into place: {}", final_path_, staging_path_, ec.message());
+    fs::remove_all(trash, ec);
+  } else {
+    fs::rename(staging_path_, final_path_, ec);
+    if (ec) fail("{}: cannot rename {} into place: {}", final_path_, staging_path_, ec.message());
+  }
+  committed_ = true;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) fail("{}: cannot create", tmp);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      fail("{}: write failed", tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("{}: cannot rename from {}", path, tmp);
+  }
+}
+
+}  // namespace tessera

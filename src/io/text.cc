@@ -1,0 +1,122 @@
+#include "tessera/io/text.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "tessera/util/error.h"
+
+namespace tessera {
+
+LineReader::LineReader(std::string path) : path_(std::move(path)), buffer_(1 << 20) {
+  gzFile f = gzopen(path_.c_str(), "rb");  // reads plain files transparently too
+  if (!f) fail("{}: cannot open: {}", path_, errno ? std::strerror(errno) : "unknown error");
+  gzbuffer(f, 1 << 18);
+  gz_ = f;
+}
+
+LineReader::~LineReader() {
+  if (gz_) gzclose(static_cast<gzFile>(gz_));
+}
+
+bool LineReader::refill() {
+  if (eof_) return false;
+  int n = gzread(static_cast<gzFile>(gz_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
+  if (n < 0) {
+    int code = 0;
+    const char* msg = gzerror(static_cast<gzFile>(gz_), &code);
+    fail("{}: read error after line {}: {}", path_, line_number_, msg);
+  }
+  if (n == 0) {
+    eof_ = true;
+    return false;
+  }
+  begin_ = 0;
+  end_ = static_cast<size_t>(n);
+  return true;
+}
+
+bool LineReader::next(std::string_view* line) {
+  carry_.clear();
+  bool have_carry = false;
+  while (true) {
+    if (begin_ == end_ && !refill()) {
+      if (!have_carry) return false;
+      break;
+    }
+    const char* start = buffer_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    if (nl) {
+      size_t len = static_cast<const char*>(nl) - start;
+      begin_ += len + 1;
+      ++line_number_;
+      if (!have_carry) {
+        *line = std::string_view(start, len);
+      } else {
+        carry_.append(start, len);
+        *line = carry_;
+      }
+      if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+      return true;
+    }
+    carry_.append(start, end_ - begin_);
+    have_carry = true;
+    begin_ = end_;
+  }
+  ++line_number_;  // last line without a trailing newline
+  *line = carry_;
+  if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+  return true;
+}
+
+std::string LineReader::where() const { return path_ + ":" + std::to_string(line_number_); }
+
+void split_fields(std::string_view line, std::string_view separators, bool skip_empty,
+                  std::vector<std::string_view>* fields) {
+  fields->clear();
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t end = line.find_first_of(separators, start);
+    if (end == std::string_view::npos) end = line.size();
+    if (!skip_empty || end > start) fields->push_back(line.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+int64_t parse_int(std::string_view field, const std::string& where, const char* what) {
+  std::string_view t = trim(field);
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) {
+    // Accept integral values written as floats ("3.0"), which pandas emits.
+    double d = 0;
+    auto [p2, e2] = std::from_chars(t.data(), t.data() + t.size(), d);
+    if (!t.empty() && e2 == std::errc() && p2 == t.data() + t.size() && d == static_cast<double>(static_cast<int64_t>(d)))
+      return static_cast<int64_t>(d);
+    fail("{}: expected an integer {}, found '{}'", where, what, std::string(field));
+  }
+  return value;
+}
+
+float parse_float(std::string_view field, const std::string& where, const char* what) {
+  std::string_view t = trim(field);
+  float value = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size())
+    fail("{}: expected a number {}, found '{}'", where, what, std::string(field));
+  return value;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+#include <fmt/format.h>
+
+#include "tessera/io/dataset_io.h"
+#include "tessera/partition/partition.h"
+#include "tessera/tools/commands.h"
+#include "tessera/util/timer.h"
+
+namespace tessera {
+
+void add_partition_command(CLI::App& app) {
+  auto options = std::make_shared<PartitionOptions>();
+  auto read = std::make_shared<ReadOptions>();
+  auto input = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
+  cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
+  cmd->add_option("--format", read->format, "auto | tessera | ogb | ogb-mag | kg | openke | udd | rdf");
+  cmd->add_option("--split", read->split, "OGB: split/<kind> to use when there are several");
+  cmd->add_option("--graph-name,--graph_name", options->graph_name, "name of the partitioned graph (default: dataset name)");
+  cmd->add_option("--num-parts,--num_parts,-k", options->num_parts, "number of partitions")->required();
+  cmd->add_option("--method,--part-method,--part_method", options->method, "metis | random");
+  cmd->add_flag("--balance-train,--balance_train", options->balance_train, "balance training nodes across partitions");
+  cmd->add_flag("--balance-edges,--balance_edges", options->balance_edges, "balance in-edges across partitions");
+  cmd->add_option("--seed", options->seed, "random seed (METIS and random partitioning)");
+  cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
+  cmd->callback([options, read, input] {
+    Timer timer;
+    const Dataset d = read_dataset(*input, *read);
+    PartitionOptions o = *options;
+    if (o.graph_name.empty()) o.graph_name = d.name;
+    const double read_s = timer.seconds();
+    fmt::print(stderr, "read {} ({} node types, {} edge types, {} nodes, {} edges) in {:.2f}s\n", *input,
+               d.node_types.size(), d.edge_types.size(), d.num_nodes(), d.num_edges(), read_s);
+    PartitionReport r = partition_dataset(d, o);
+    r.read_s = read_s;
+    fmt::print(stderr, "{} partitioning into {}: {:.2f}s, reshuffle {:.2f}s, write {:.2f}s\n", o.method, o.num_parts,
+               r.assign_s, r.reshuffle_s, r.write_s);
+    fmt::print("partitioned {} into {} parts ({}): edge cut {:.2f}%, total {:.2f}s "
+               "(read {:.2f}s, assign {:.2f}s, reshuffle {:.2f}s, write {:.2f}s), peak RSS {:.2f} GB -> {}/{}.json\n",
+               o.graph_name, o.num_parts, o.method, 100 * r.edge_cut_ratio(), r.read_s + r.assign_s + r.reshuffle_s + r.write_s,
+               r.read_s, r.assign_s, r.reshuffle_s, r.write_s, peak_rss_bytes() / 1e9, o.out_dir, o.graph_name);
+  });
+}
+
+}  // namespace tessera
