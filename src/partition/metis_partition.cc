@@ -14,6 +14,8 @@
 namespace tessera {
 namespace {
 
+constexpr int kMaxTypeConstraints = 4;
+
 struct UndirectedGraph {
   std::vector<idx_t> xadj;
   std::vector<idx_t> adjncy;
@@ -91,15 +93,32 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
   if (options.num_parts == 1) return std::vector<int32_t>(n, 0);
   UndirectedGraph g = build_undirected(d);
 
-  // Vertex weights, one column per constraint.
+  // Vertex weights, one column per constraint. METIS balances at most a few
+  // constraints well (and accepts at most 16), so the largest node types get
+  // a column each and all small types share one.
   const std::vector<int64_t> offsets = d.node_offsets();
   const int num_types = static_cast<int>(d.node_types.size());
+  std::vector<int> order(num_types);
+  for (int t = 0; t < num_types; ++t) order[t] = t;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return d.node_types[a].count > d.node_types[b].count; });
+  std::vector<int> type_column(num_types);
+  int type_columns = 0;
+  for (int t : order) {
+    const bool own = type_columns < kMaxTypeConstraints && d.node_types[t].count >= n / 20;
+    type_column[t] = own ? type_columns++ : -1;
+  }
+  const bool has_small_types = std::count(type_column.begin(), type_column.end(), -1) > 0;
+  for (int t = 0; t < num_types; ++t)
+    if (type_column[t] < 0) type_column[t] = type_columns;
+  if (has_small_types) ++type_columns;
+
   const bool balance_train = options.balance_train && d.num_train() > 0;
-  const int ncon = num_types + (balance_train ? 1 : 0) + (options.balance_edges ? 1 : 0);
+  const int ncon = type_columns + (balance_train ? 1 : 0) + (options.balance_edges ? 1 : 0);
   std::vector<idx_t> vwgt(static_cast<size_t>(n) * ncon, 0);
   for (int t = 0; t < num_types; ++t)
-    for (int64_t v = offsets[t]; v < offsets[t + 1]; ++v) vwgt[v * ncon + t] = 1;
-  int col = num_types;
+    for (int64_t v = offsets[t]; v < offsets[t + 1]; ++v) vwgt[v * ncon + type_column[t]] = 1;
+  int col = type_columns;
   if (balance_train) {
     for (int t = 0; t < num_types; ++t) {
       const Array& train = d.node_types[t].train;
@@ -135,6 +154,16 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
     fail("METIS failed ({}) partitioning {} nodes into {} parts with {} constraints",
          status == METIS_ERROR_MEMORY ? "out of memory" : status == METIS_ERROR_INPUT ? "input error" : "error", n,
          options.num_parts, ncon);
+  // METIS reports some failures only on stderr; never pass on an empty part.
+  std::vector<int64_t> sizes(options.num_parts, 0);
+  for (idx_t p : part) {
+    if (p < 0 || p >= nparts) fail("METIS returned partition id {} outside [0, {})", p, options.num_parts);
+    ++sizes[p];
+  }
+  for (int p = 0; p < options.num_parts; ++p)
+    if (sizes[p] == 0)
+      fail("METIS left partition {} of {} empty ({} nodes, {} constraints); use fewer parts or --method random", p,
+           options.num_parts, n, ncon);
   return std::vector<int32_t>(part.begin(), part.end());
 }
 
