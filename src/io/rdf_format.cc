@@ -3,8 +3,9 @@
 //
 // Entities are the IRIs and blank nodes, and each distinct literal (node type
 // "_Literal"), as in the R-GCN paper's counts (AIFB: 8,285 entities). An
-// entity's node type is the local name of its rdf:type class (the
-// alphabetically first when it has several; "untyped" when it has none). Every predicate, rdf:type
+// entity's node type is the local name of its rdf:type class; with several,
+// the most populous one (the most general: Person rather than FullProfessor,
+// so labelled entities share one type), "untyped" with none. Every predicate, rdf:type
 // included, becomes one relation, and each (source type, predicate, target
 // type) combination a canonical edge type.
 #include <algorithm>
@@ -117,7 +118,8 @@ Dataset read_rdf(const std::string& dir) {
   std::vector<Triple> triples;
   std::unordered_map<std::string, int32_t> predicate_id;
   std::vector<std::string> predicate_iri;
-  std::unordered_map<int64_t, std::string> type_of;  // entity -> chosen class IRI
+  std::unordered_map<int64_t, std::vector<std::string>> classes_of;  // entity -> class IRIs
+  std::unordered_map<std::string, int64_t> class_size;
   std::vector<uint8_t> literal;                       // by entity id
 
   LineReader reader(graph_file);
@@ -143,9 +145,17 @@ Dataset read_rdf(const std::string& dir) {
     if (new_predicate) predicate_iri.emplace_back(p);
     triples.push_back({sid, pit->second, oid});
     if (p == kRdfType) {
-      auto [tit, fresh] = type_of.emplace(sid, std::string(o));
-      if (!fresh && local_name(o) < local_name(tit->second)) tit->second = std::string(o);
+      classes_of[sid].emplace_back(o);
+      ++class_size[std::string(o)];
     }
+  }
+
+  std::unordered_map<int64_t, std::string> type_of;
+  for (const auto& [e, classes] : classes_of) {
+    const std::string* best = &classes[0];
+    for (const auto& c : classes)
+      if (class_size[c] > class_size[*best] || (class_size[c] == class_size[*best] && c < *best)) best = &c;
+    type_of[e] = *best;
   }
 
   // Node types, in order of first appearance of their class.

@@ -1,0 +1,165 @@
+// Dataset readers on the real files in ../shared/data and on round trips
+// through the layouts Tessera writes.
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "tessera/gen/generators.h"
+#include "tessera/io/dataset_io.h"
+#include "test_util.h"
+
+namespace tessera {
+namespace {
+
+using testing::TempDir;
+
+TEST(Readers, CoraFromOgbRawLayout) {
+  TESSERA_REQUIRE_SHARED("node/cora", path);
+  EXPECT_EQ(detect_format(path), "ogb");
+  const Dataset d = read_dataset(path);
+  ASSERT_EQ(d.node_types.size(), 1u);
+  const NodeType& t = d.node_types[0];
+  EXPECT_EQ(t.count, 2708);
+  EXPECT_EQ(d.num_edges(), 10556);
+  EXPECT_EQ(t.data.at("feat").shape(), (std::vector<int64_t>{2708, 1433}));
+  const Array& label = t.data.at("label");
+  EXPECT_EQ(*std::max_element(label.data<int64_t>(), label.data<int64_t>() + 2708), 6);
+  EXPECT_EQ(t.train.numel(), 140);
+  EXPECT_EQ(t.val.numel(), 500);
+  EXPECT_EQ(t.test.numel(), 1000);
+  EXPECT_EQ(d.name, "cora");
+}
+
+TEST(Readers, Fb15k237FromNameTriples) {
+  TESSERA_REQUIRE_SHARED("kg/FB15k-237", path);
+  EXPECT_EQ(detect_format(path), "kg");
+  const Dataset d = read_dataset(path);
+  EXPECT_EQ(d.node_types[0].count, 14541);
+  EXPECT_EQ(d.relation_names.size(), 237u);
+  EXPECT_EQ(d.num_edges(), 272115);
+  EXPECT_EQ(d.extra.at("valid_triples").shape(), (std::vector<int64_t>{17535, 3}));
+  EXPECT_EQ(d.extra.at("test_triples").shape(), (std::vector<int64_t>{20466, 3}));
+  EXPECT_EQ(d.edge_types[0].data.at(kRelationField).numel(), 272115);
+}
+
+TEST(Readers, Wn18rrOpenKeIdsMatchNameTriples) {
+  TESSERA_REQUIRE_SHARED("kg/WN18RR-openke", path);
+  EXPECT_EQ(detect_format(path), "openke");
+  const Dataset d = read_dataset(path);
+  EXPECT_EQ(d.node_types[0].count, 40943);
+  EXPECT_EQ(d.relation_names.size(), 11u);
+  EXPECT_EQ(d.num_edges(), 86835);
+  EXPECT_EQ(d.extra.at("valid_triples").rows(), 3034);
+  EXPECT_EQ(d.extra.at("test_triples").rows(), 3134);
+  // train2id.txt is "h t r": its first line "0 1 0" is head 0, tail 1, relation 0.
+  EXPECT_EQ(d.edge_types[0].src.data<int64_t>()[0], 0);
+  EXPECT_EQ(d.edge_types[0].dst.data<int64_t>()[0], 1);
+  EXPECT_EQ(d.edge_types[0].data.at(kRelationField).data<int64_t>()[0], 0);
+}
+
+TEST(Readers, AifbRdfWithLabels) {
+  TESSERA_REQUIRE_SHARED("hetero/AIFB", path);
+  EXPECT_EQ(detect_format(path), "rdf");
+  const Dataset d = read_dataset(path);
+  EXPECT_EQ(d.num_nodes(), 8285);
+  EXPECT_EQ(d.num_edges(), 29043);
+  const NodeType& person = d.node_type("Person");
+  EXPECT_EQ(person.train.numel(), 140);
+  EXPECT_EQ(person.test.numel(), 36);
+  const Array& label = person.data.at("label");
+  std::set<int64_t> classes;
+  for (int64_t i = 0; i < person.train.numel(); ++i) classes.insert(label.data<int64_t>()[person.train.data<int64_t>()[i]]);
+  EXPECT_EQ(classes, (std::set<int64_t>{0, 1, 2, 3}));
+}
+
+void expect_same(const Array& a, const Array& b, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  ASSERT_EQ(a.dtype(), b.dtype()) << what;
+  EXPECT_EQ(0, std::memcmp(a.raw(), b.raw(), a.nbytes())) << what;
+}
+
+void expect_same_dataset(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.node_types.size(), b.node_types.size());
+  for (size_t t = 0; t < a.node_types.size(); ++t) {
+    const NodeType& x = a.node_types[t];
+    const NodeType& y = b.node_types[t];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.count, y.count);
+    ASSERT_EQ(x.data.size(), y.data.size()) << x.name;
+    for (const auto& [key, arr] : x.data) expect_same(arr, y.data.at(key), x.name + "." + key);
+    for (auto [s1, s2] : {std::pair{&x.train, &y.train}, {&x.val, &y.val}, {&x.test, &y.test}}) {
+      ASSERT_EQ(s1->empty_handle(), s2->empty_handle());
+      if (!s1->empty_handle()) expect_same(*s1, *s2, x.name + " split");
+    }
+  }
+  ASSERT_EQ(a.edge_types.size(), b.edge_types.size());
+  for (size_t k = 0; k < a.edge_types.size(); ++k) {
+    EXPECT_EQ(a.edge_types[k].canonical(), b.edge_types[k].canonical());
+    expect_same(a.edge_types[k].src, b.edge_types[k].src, "src");
+    expect_same(a.edge_types[k].dst, b.edge_types[k].dst, "dst");
+  }
+}
+
+TEST(Readers, OgbMagLayoutRoundTrip) {
+  GenOptions o;
+  o.kind = "mag-like";
+  o.nodes = 3000;
+  o.edges = 20000;
+  o.feat_dim = 8;
+  o.classes = 20;
+  o.seed = 3;
+  const Dataset d = generate(o);
+  TempDir dir;
+  write_ogb_dataset(d, dir / "mag", "time");
+  ASSERT_TRUE(std::filesystem::exists(dir / "mag/raw/num-node-dict.csv.gz"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "mag/raw/relations/author___writes___paper/edge.csv.gz"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "mag/split/time/paper/train.csv.gz"));
+  EXPECT_EQ(detect_format(dir / "mag"), "ogb-mag");
+  expect_same_dataset(d, read_dataset(dir / "mag"));
+}
+
+TEST(Readers, OgbHomogeneousAndTesseraRoundTrips) {
+  GenOptions o;
+  o.kind = "products-like";
+  o.nodes = 2000;
+  o.edges = 20000;
+  o.feat_dim = 5;
+  o.seed = 4;
+  const Dataset d = generate(o);
+  TempDir dir;
+  write_ogb_dataset(d, dir / "ogb", "random");
+  expect_same_dataset(d, read_dataset(dir / "ogb"));
+  write_tessera_dataset(d, dir / "tessera");
+  EXPECT_EQ(detect_format(dir / "tessera"), "tessera");
+  expect_same_dataset(d, read_dataset(dir / "tessera"));
+
+  GenOptions k;
+  k.kind = "kg";
+  k.nodes = 500;
+  k.edges = 4000;
+  const Dataset kg = generate(k);
+  write_tessera_dataset(kg, dir / "kg");
+  const Dataset back = read_dataset(dir / "kg");
+  expect_same_dataset(kg, back);
+  EXPECT_EQ(back.relation_names, kg.relation_names);
+  EXPECT_EQ(back.node_types[0].names, kg.node_types[0].names);
+  expect_same(back.extra.at("test_triples"), kg.extra.at("test_triples"), "test triples");
+  expect_same(back.edge_types[0].data.at(kRelationField), kg.edge_types[0].data.at(kRelationField), "relations");
+}
+
+TEST(Readers, DglKeUddLayout) {
+  TempDir dir;
+  std::ofstream(dir / "entities.dict") << "0\ta\n1\tb\n2\tc\n";
+  std::ofstream(dir / "relations.dict") << "0\tlikes\n1\tknows\n";
+  std::ofstream(dir / "train.txt") << "0\t1\t2\n2\t0\t1\n";
+  std::ofstream(dir / "valid.txt") << "1\t1\t0\n";
+  const Dataset d = read_dataset(dir.path());
+  EXPECT_EQ(d.node_types[0].count, 3);
+  EXPECT_EQ(d.node_types[0].names[2], "c");
+  EXPECT_EQ(d.edge_types[0].dst.data<int64_t>()[0], 2);
+  EXPECT_EQ(d.edge_types[0].data.at(kRelationField).data<int64_t>()[0], 1);
+  EXPECT_EQ(d.extra.at("valid_triples").data<int64_t>()[2], 0);
+}
+
+}  // namespace
+}  // namespace tessera
