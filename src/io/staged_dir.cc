@@ -1,8 +1,11 @@
 #include "tessera/io/staged_dir.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +14,33 @@
 namespace fs = std::filesystem;
 
 namespace tessera {
+namespace {
+
+// Whether `pid` runs; a zombie (killed, not yet reaped) counts as dead.
+bool process_alive(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+// Staging directories of runs that were killed: their pid is gone.
+void remove_stale_staging(const fs::path& final_path) {
+  const std::string prefix = final_path.filename().string() + ".tessera-tmp-";
+  fs::path parent = final_path.parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+    if (pid > 0 && !process_alive(pid)) fs::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
 
 StagedDirectory::StagedDirectory(std::string final_path) : final_path_(std::move(final_path)) {
   while (final_path_.size() > 1 && final_path_.back() == '/') final_path_.pop_back();
@@ -20,6 +50,7 @@ StagedDirectory::StagedDirectory(std::string final_path) : final_path_(std::move
   fs::path parent = fs::path(final_path_).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) fail("{}: cannot create directory: {}", parent.string(), ec.message());
+  remove_stale_staging(final_path_);
   fs::remove_all(staging_path_, ec);
   if (!fs::create_directory(staging_path_, ec) || ec)
     fail("{}: cannot create directory: {}", staging_path_, ec ? ec.message() : "already exists");
