@@ -28,7 +28,9 @@ PartitionOptions options_for(const std::string& out, int parts, const std::strin
 void expect_balanced(const std::vector<PartCounts>& counts, bool has_train) {
   EXPECT_LE(max_deviation(counts, &PartCounts::nodes), 0.10) << "node counts";
   EXPECT_LE(max_deviation(counts, &PartCounts::edges), 0.10) << "edge counts";
-  if (has_train) EXPECT_LE(max_deviation(counts, &PartCounts::train), 0.10) << "training-node counts";
+  if (has_train) {
+    EXPECT_LE(max_deviation(counts, &PartCounts::train), 0.10) << "training-node counts";
+  }
 }
 
 // Partitions `d` into 4 balanced METIS parts and checks everything; also
@@ -73,7 +75,9 @@ TEST(Partition, RandomMethodAndOnePart) {
     std::vector<PartCounts> counts;
     ASSERT_NO_FATAL_FAILURE(check_partitioned(d, dir / "out/g.json", &counts));
     ASSERT_EQ(static_cast<int>(counts.size()), parts);
-    if (std::string(method) == "random") EXPECT_LE(max_deviation(counts, &PartCounts::nodes), 0.01);
+    if (std::string(method) == "random") {
+      EXPECT_LE(max_deviation(counts, &PartCounts::nodes), 0.01);
+    }
   }
 }
 

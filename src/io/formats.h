@@ -16,6 +16,9 @@ Dataset read_kg_openke(const std::string& dir);  // entity2id.txt, train2id.txt 
 Dataset read_kg_udd(const std::string& dir);     // entities.dict, relations.dict, id triples (h r t)
 Dataset read_rdf(const std::string& dir);        // *.nt[.gz] + trainingSet.tsv / testSet.tsv
 
+// Edges from a CSV file of "src,dst" lines (Tessera's CSV edges, OGB's edge.csv.gz).
+void read_edge_csv(const std::string& path, EdgeType* edges);
+
 std::string path_join(const std::string& dir, const std::string& name);
 bool file_exists(const std::string& path);
 

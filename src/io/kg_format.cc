@@ -161,32 +161,40 @@ Dataset read_kg_names(const std::string& dir) {
   return assemble(std::move(train), valid, test, std::move(entities.names()), std::move(relations.names()), dir);
 }
 
-Dataset read_kg_openke(const std::string& dir) {
-  auto entities = read_name_map(path_join(dir, "entity2id.txt"), true, false);
-  auto relations = read_name_map(path_join(dir, "relation2id.txt"), true, false);
-  Triples train, valid, test;
+namespace {
+
+// Where and how an id-based KG layout stores its maps and triples.
+struct IdLayout {
+  const char* entity_file;
+  const char* relation_file;
+  const char* triple_files[3];  // train, valid, test
+  bool count_lines;             // OpenKE files start with a count
+  bool id_first;                // "id<TAB>name" (DGL-KE) vs "name<TAB>id" (OpenKE)
+  bool openke_order;            // triples "h t r" (OpenKE) vs "h r t" (DGL-KE)
+};
+
+Dataset read_kg_ids(const std::string& dir, const IdLayout& l) {
+  auto entities = read_name_map(path_join(dir, l.entity_file), l.count_lines, l.id_first);
+  auto relations = read_name_map(path_join(dir, l.relation_file), l.count_lines, l.id_first);
   const auto ne = static_cast<int64_t>(entities.size());
   const auto nr = static_cast<int64_t>(relations.size());
-  read_id_triples(path_join(dir, "train2id.txt"), true, true, ne, nr, &train);
-  for (auto [file, triples] : {std::pair{"valid2id.txt", &valid}, {"test2id.txt", &test}}) {
-    const std::string p = path_join(dir, file);
-    if (file_exists(p)) read_id_triples(p, true, true, ne, nr, triples);
+  Triples split[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = path_join(dir, l.triple_files[i]);
+    if (i == 0 || file_exists(p)) read_id_triples(p, l.count_lines, l.openke_order, ne, nr, &split[i]);
   }
-  return assemble(std::move(train), valid, test, std::move(entities), std::move(relations), dir);
+  return assemble(std::move(split[0]), split[1], split[2], std::move(entities), std::move(relations), dir);
+}
+
+}  // namespace
+
+Dataset read_kg_openke(const std::string& dir) {
+  return read_kg_ids(dir, {"entity2id.txt", "relation2id.txt", {"train2id.txt", "valid2id.txt", "test2id.txt"}, true,
+                           false, true});
 }
 
 Dataset read_kg_udd(const std::string& dir) {
-  auto entities = read_name_map(path_join(dir, "entities.dict"), false, true);
-  auto relations = read_name_map(path_join(dir, "relations.dict"), false, true);
-  Triples train, valid, test;
-  const auto ne = static_cast<int64_t>(entities.size());
-  const auto nr = static_cast<int64_t>(relations.size());
-  read_id_triples(path_join(dir, "train.txt"), false, false, ne, nr, &train);
-  for (auto [file, triples] : {std::pair{"valid.txt", &valid}, {"test.txt", &test}}) {
-    const std::string p = path_join(dir, file);
-    if (file_exists(p)) read_id_triples(p, false, false, ne, nr, triples);
-  }
-  return assemble(std::move(train), valid, test, std::move(entities), std::move(relations), dir);
+  return read_kg_ids(dir, {"entities.dict", "relations.dict", {"train.txt", "valid.txt", "test.txt"}, false, true, false});
 }
 
 }  // namespace tessera

@@ -68,22 +68,6 @@ Array read_features(const std::string& path, int64_t count) {
   return a;
 }
 
-void read_edges(const std::string& path, EdgeType* e) {
-  std::vector<int64_t> src, dst;
-  LineReader reader(path);
-  std::string_view line;
-  std::vector<std::string_view> fields;
-  while (reader.next(&line)) {
-    if (trim(line).empty()) continue;
-    split_fields(line, ",", false, &fields);
-    if (fields.size() != 2) fail("{}: expected 'src,dst', found '{}'", reader.where(), std::string(line));
-    src.push_back(parse_int(fields[0], reader.where(), "(source node ID)"));
-    dst.push_back(parse_int(fields[1], reader.where(), "(destination node ID)"));
-  }
-  e->src = Array::from_vector(src);
-  e->dst = Array::from_vector(dst);
-}
-
 // split/<kind>: the one present, or the one asked for.
 std::string split_dir(const std::string& dir, const std::string& wanted, const std::string& sub) {
   const std::string root = path_join(dir, "split");
@@ -131,7 +115,7 @@ Dataset read_ogb_node(const std::string& dir, const ReadOptions& options) {
   if (file_exists(label)) t.data["label"] = read_labels(label, t.count);
   read_split(split_dir(dir, options.split, ""), &t);
   EdgeType e{"_N", "_E", "_N", {}, {}, {}};
-  read_edges(path_join(dir, "raw/edge.csv.gz"), &e);
+  read_edge_csv(path_join(dir, "raw/edge.csv.gz"), &e);
   const std::string num_edges = path_join(dir, "raw/num-edge-list.csv.gz");
   if (file_exists(num_edges) && read_single_count(num_edges) != e.count())
     fail("{}: says {} edges, raw/edge.csv.gz has {}", num_edges, read_single_count(num_edges), e.count());
@@ -183,7 +167,7 @@ Dataset read_ogb_mag(const std::string& dir, const ReadOptions& options) {
     if (fields.size() != 3) fail("{}: expected 'src_type,relation,dst_type', found '{}'", reader.where(), std::string(line));
     EdgeType e{std::string(trim(fields[0])), std::string(trim(fields[1])), std::string(trim(fields[2])), {}, {}, {}};
     const std::string rel_dir = path_join(dir, "raw/relations/" + e.src_type + "___" + e.relation + "___" + e.dst_type);
-    read_edges(path_join(rel_dir, "edge.csv.gz"), &e);
+    read_edge_csv(path_join(rel_dir, "edge.csv.gz"), &e);
     const std::string num_edges = path_join(rel_dir, "num-edge-list.csv.gz");
     if (file_exists(num_edges) && read_single_count(num_edges) != e.count())
       fail("{}: says {} edges, edge.csv.gz has {}", num_edges, read_single_count(num_edges), e.count());

@@ -51,7 +51,8 @@ std::string field_string(const json& j, const char* key, const std::string& wher
   return it->get<std::string>();
 }
 
-// Edges from a CSV file of "src,dst" lines.
+}  // namespace
+
 void read_edge_csv(const std::string& path, EdgeType* e) {
   std::vector<int64_t> src, dst;
   LineReader reader(path);
@@ -61,14 +62,12 @@ void read_edge_csv(const std::string& path, EdgeType* e) {
     if (trim(line).empty()) continue;
     split_fields(line, ",", false, &fields);
     if (fields.size() != 2) fail("{}: expected 'src,dst', found '{}'", reader.where(), std::string(line));
-    src.push_back(parse_int(fields[0], reader.where(), "(source ID)"));
-    dst.push_back(parse_int(fields[1], reader.where(), "(destination ID)"));
+    src.push_back(parse_int(fields[0], reader.where(), "(source node ID)"));
+    dst.push_back(parse_int(fields[1], reader.where(), "(destination node ID)"));
   }
   e->src = Array::from_vector(src);
   e->dst = Array::from_vector(dst);
 }
-
-}  // namespace
 
 Dataset read_tessera_dir(const std::string& dir) {
   const std::string meta_path = path_join(dir, "meta.json");

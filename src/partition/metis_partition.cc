@@ -22,7 +22,6 @@ struct UndirectedGraph {
 };
 
 UndirectedGraph build_undirected(const Dataset& d) {
-  const std::vector<int64_t> offsets = d.node_offsets();
   const int64_t n = d.num_nodes();
   const int64_t entries = 2 * d.num_edges();
   if (n >= std::numeric_limits<idx_t>::max() || entries >= std::numeric_limits<idx_t>::max())
@@ -32,33 +31,19 @@ UndirectedGraph build_undirected(const Dataset& d) {
 
   // Count, then fill both directions of every non-loop edge.
   std::vector<int64_t> degree(n + 1, 0);
-  for (const EdgeType& e : d.edge_types) {
-    const int64_t so = offsets[d.node_type_index(e.src_type)];
-    const int64_t dof = offsets[d.node_type_index(e.dst_type)];
-    const int64_t* s = e.src.data<int64_t>();
-    const int64_t* t = e.dst.data<int64_t>();
-    for (int64_t i = 0; i < e.count(); ++i) {
-      const int64_t u = so + s[i], v = dof + t[i];
-      if (u == v) continue;
-      ++degree[u + 1];
-      ++degree[v + 1];
-    }
-  }
+  for_each_edge(d, [&](int, int64_t, int64_t u, int64_t v) {
+    if (u == v) return;
+    ++degree[u + 1];
+    ++degree[v + 1];
+  });
   for (int64_t i = 0; i < n; ++i) degree[i + 1] += degree[i];
   std::vector<idx_t> adj(degree[n]);
   std::vector<int64_t> cursor(degree.begin(), degree.end() - 1);
-  for (const EdgeType& e : d.edge_types) {
-    const int64_t so = offsets[d.node_type_index(e.src_type)];
-    const int64_t dof = offsets[d.node_type_index(e.dst_type)];
-    const int64_t* s = e.src.data<int64_t>();
-    const int64_t* t = e.dst.data<int64_t>();
-    for (int64_t i = 0; i < e.count(); ++i) {
-      const int64_t u = so + s[i], v = dof + t[i];
-      if (u == v) continue;
-      adj[cursor[u]++] = static_cast<idx_t>(v);
-      adj[cursor[v]++] = static_cast<idx_t>(u);
-    }
-  }
+  for_each_edge(d, [&](int, int64_t, int64_t u, int64_t v) {
+    if (u == v) return;
+    adj[cursor[u]++] = static_cast<idx_t>(v);
+    adj[cursor[v]++] = static_cast<idx_t>(u);
+  });
   cursor.clear();
   cursor.shrink_to_fit();
 
@@ -130,11 +115,7 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
   }
   if (options.balance_edges) {
     // Each node's stored in-edges: a partition holds the in-edges of its nodes.
-    for (const EdgeType& e : d.edge_types) {
-      const int64_t dof = offsets[d.node_type_index(e.dst_type)];
-      const int64_t* t = e.dst.data<int64_t>();
-      for (int64_t i = 0; i < e.count(); ++i) ++vwgt[(dof + t[i]) * ncon + col];
-    }
+    for_each_edge(d, [&](int, int64_t, int64_t, int64_t v) { ++vwgt[v * ncon + col]; });
   }
 
   idx_t nvtxs = static_cast<idx_t>(n);

@@ -34,16 +34,10 @@ Reshuffled reshuffle(const Dataset& d, const std::vector<int32_t>& part, int num
   // Edges belong to the partition of their destination; same layout as nodes.
   std::vector<std::vector<int64_t>> ecount(num_parts, std::vector<int64_t>(num_etypes, 0));
   r.indptr.assign(n + 1, 0);
-  for (int k = 0; k < num_etypes; ++k) {
-    const EdgeType& e = d.edge_types[k];
-    const int64_t dof = offsets[d.node_type_index(e.dst_type)];
-    const int64_t* dst = e.dst.data<int64_t>();
-    for (int64_t i = 0; i < e.count(); ++i) {
-      const int64_t v = dof + dst[i];
-      ++ecount[part[v]][k];
-      ++r.indptr[new_id[v] + 1];
-    }
-  }
+  for_each_edge(d, [&](int k, int64_t, int64_t, int64_t v) {
+    ++ecount[part[v]][k];
+    ++r.indptr[new_id[v] + 1];
+  });
   for (int64_t v = 0; v < n; ++v) r.indptr[v + 1] += r.indptr[v];
   r.edge_map.assign(num_etypes, std::vector<IdRange>(num_parts));
   std::vector<std::vector<int64_t>> ecursor(num_parts, std::vector<int64_t>(num_etypes));
@@ -61,24 +55,16 @@ Reshuffled reshuffle(const Dataset& d, const std::vector<int32_t>& part, int num
   r.orig_eid.resize(m);
   if (num_etypes > 1) r.etypes.resize(m);
   std::vector<int64_t> fill(r.indptr.begin(), r.indptr.end() - 1);
-  for (int k = 0; k < num_etypes; ++k) {
-    const EdgeType& e = d.edge_types[k];
-    const int64_t sof = offsets[d.node_type_index(e.src_type)];
-    const int64_t dof = offsets[d.node_type_index(e.dst_type)];
-    const int64_t* src = e.src.data<int64_t>();
-    const int64_t* dst = e.dst.data<int64_t>();
-    for (int64_t i = 0; i < e.count(); ++i) {
-      const int64_t u = sof + src[i], v = dof + dst[i];
-      const int p = part[v];
-      const int64_t pos = fill[new_id[v]]++;
-      const int64_t eid = ecursor[p][k]++;
-      r.indices[pos] = new_id[u];
-      r.eids[pos] = eid;
-      r.orig_eid[eid] = i;
-      if (num_etypes > 1) r.etypes[pos] = k;
-      r.cut_edges += part[u] != p;
-    }
-  }
+  for_each_edge(d, [&](int k, int64_t i, int64_t u, int64_t v) {
+    const int p = part[v];
+    const int64_t pos = fill[new_id[v]]++;
+    const int64_t eid = ecursor[p][k]++;
+    r.indices[pos] = new_id[u];
+    r.eids[pos] = eid;
+    r.orig_eid[eid] = i;
+    if (num_etypes > 1) r.etypes[pos] = k;
+    r.cut_edges += part[u] != p;
+  });
   return r;
 }
 

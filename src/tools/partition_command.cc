@@ -11,6 +11,7 @@ void add_partition_command(CLI::App& app) {
   auto options = std::make_shared<PartitionOptions>();
   auto read = std::make_shared<ReadOptions>();
   auto input = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
   cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
   cmd->add_option("--format", read->format, "auto | tessera | ogb | ogb-mag | kg | openke | udd | rdf");
@@ -22,7 +23,8 @@ void add_partition_command(CLI::App& app) {
   cmd->add_flag("--balance-edges,--balance_edges", options->balance_edges, "balance in-edges across partitions");
   cmd->add_option("--seed", options->seed, "random seed (METIS and random partitioning)");
   cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
-  cmd->callback([options, read, input] {
+  cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
+  cmd->callback([options, read, input, as_json] {
     Timer timer;
     const Dataset d = read_dataset(*input, *read);
     PartitionOptions o = *options;
@@ -34,9 +36,18 @@ void add_partition_command(CLI::App& app) {
     r.read_s = read_s;
     fmt::print(stderr, "{} partitioning into {}: {:.2f}s, reshuffle {:.2f}s, write {:.2f}s\n", o.method, o.num_parts,
                r.assign_s, r.reshuffle_s, r.write_s);
+    const double total = r.read_s + r.assign_s + r.reshuffle_s + r.write_s;
+    if (*as_json) {
+      fmt::print("{{\"graph_name\": \"{}\", \"num_parts\": {}, \"method\": \"{}\", \"read_s\": {:.3f}, "
+                 "\"assign_s\": {:.3f}, \"reshuffle_s\": {:.3f}, \"write_s\": {:.3f}, \"total_s\": {:.3f}, "
+                 "\"edge_cut_ratio\": {:.5f}, \"peak_rss_bytes\": {}}}\n",
+                 o.graph_name, o.num_parts, o.method, r.read_s, r.assign_s, r.reshuffle_s, r.write_s, total,
+                 r.edge_cut_ratio(), peak_rss_bytes());
+      return;
+    }
     fmt::print("partitioned {} into {} parts ({}): edge cut {:.2f}%, total {:.2f}s "
                "(read {:.2f}s, assign {:.2f}s, reshuffle {:.2f}s, write {:.2f}s), peak RSS {:.2f} GB -> {}/{}.json\n",
-               o.graph_name, o.num_parts, o.method, 100 * r.edge_cut_ratio(), r.read_s + r.assign_s + r.reshuffle_s + r.write_s,
+               o.graph_name, o.num_parts, o.method, 100 * r.edge_cut_ratio(), total,
                r.read_s, r.assign_s, r.reshuffle_s, r.write_s, peak_rss_bytes() / 1e9, o.out_dir, o.graph_name);
   });
 }

@@ -57,6 +57,21 @@ struct Dataset {
   void validate(const std::string& source) const;
 };
 
+// Calls fn(etype, edge, u, v) for every edge in type order, with u and v the
+// homogeneous IDs of its source and destination.
+template <typename Fn>
+void for_each_edge(const Dataset& d, Fn&& fn) {
+  const std::vector<int64_t> offsets = d.node_offsets();
+  for (size_t k = 0; k < d.edge_types.size(); ++k) {
+    const EdgeType& e = d.edge_types[k];
+    const int64_t so = offsets[d.node_type_index(e.src_type)];
+    const int64_t dof = offsets[d.node_type_index(e.dst_type)];
+    const int64_t* src = e.src.template data<int64_t>();
+    const int64_t* dst = e.dst.template data<int64_t>();
+    for (int64_t i = 0; i < e.count(); ++i) fn(static_cast<int>(k), i, so + src[i], dof + dst[i]);
+  }
+}
+
 // The knowledge-graph convention: one node type "entity", one edge type
 // "entity:triple:entity" whose edge array "relation" holds relation ids.
 inline constexpr const char* kEntityType = "entity";
