@@ -46,7 +46,8 @@ part() {  # label, input, parts, extra flags...
 if [[ $which == a || $which == all ]]; then
   gen rmat rmat --nodes 1000000 --edges 20000000 --symmetric --feat-dim 100 --classes 47 --seed 0
   part "(a) rmat 1M/20M, 2 parts" rmat 2
-  part "(a) rmat 1M/20M, 2 parts, balanced" rmat 2 --balance-train --balance-edges
+  part "(a) rmat 1M/20M, 2 parts, train" rmat 2 --balance-train
+  part "(a) rmat 1M/20M, 2 parts, train+edges" rmat 2 --balance-train --balance-edges
   rm -rf "${dir:?}/rmat"
 fi
 if [[ $which == b || $which == all ]]; then

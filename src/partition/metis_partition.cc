@@ -127,6 +127,9 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
   METIS_SetDefaultOptions(metis_options);
   metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(splitmix64(options.seed) & 0x7fffffff);
   metis_options[METIS_OPTION_NUMBERING] = 0;
+  // Refinement passes per level (default 10): 4 gave the same cut on RMAT
+  // 1M/20M (19.62% vs 19.66%) in 5 s less METIS time.
+  metis_options[METIS_OPTION_NITER] = 4;
   // A graph with no edges at all would make METIS divide by zero.
   if (g.adjncy.empty()) return random_assignment(d, options);
   const int status = METIS_PartGraphKway(&nvtxs, &ncon_idx, g.xadj.data(), g.adjncy.data(), vwgt.data(), nullptr,
