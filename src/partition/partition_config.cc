@@ -189,14 +189,6 @@ int PartitionConfig::node_type_of(int64_t node_id) const {
   return -1;
 }
 
-int64_t PartitionConfig::type_local_id(int64_t node_id) const {
-  const int p = node_owner(node_id);
-  const int t = node_type_of(node_id);
-  int64_t base = 0;
-  for (int q = 0; q < p; ++q) base += node_map[t][q].second - node_map[t][q].first;
-  return base + node_id - node_map[t][p].first;
-}
-
 int PartitionConfig::etype_src(int etype) const {
   const std::string& e = etypes[etype];
   return static_cast<int>(std::find(ntypes.begin(), ntypes.end(), e.substr(0, e.find(':'))) - ntypes.begin());

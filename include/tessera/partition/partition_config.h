@@ -54,8 +54,6 @@ struct PartitionConfig {
   int node_type_of(int64_t node_id) const;  // by range lookup
   int etype_src(int etype) const;           // source node type id
   int etype_dst(int etype) const;
-  // Type-local ID of a homogeneous node ID (after reshuffle).
-  int64_t type_local_id(int64_t node_id) const;
 
  private:
   std::vector<int64_t> part_node_starts_;  // part p owns [starts[p], starts[p+1])
