@@ -76,8 +76,9 @@ Dataset generate_mag_like(const GenOptions& o) {
     generate_unique_edges(scaled(full, m, kMagEdges), false, o.seed, stream, draw, &e.src, &e.dst);
     d.edge_types.push_back(std::move(e));
   };
-  // Offsetting the destination by one keeps u != v meaningful only within a
-  // type; across types u == v is a legal edge, so encode dst + 2^31 there.
+  // generate_unique_edges drops u == v as a self-loop, which is only right
+  // within one type; across types u == v is a legal edge, so destinations are
+  // drawn shifted by 2^31 and shifted back below.
   constexpr int64_t kOther = int64_t{1} << 31;
   add_edges("author", "affiliated_with", "institution", kAffiliated, 10, [&](Rng& rng, int64_t* u, int64_t* v) {
     *u = author.draw(rng);

@@ -106,4 +106,14 @@ void write_text_file(const std::string& path, const std::string& text) {
   }
 }
 
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) {
+    if (line.find('\n') != std::string::npos) fail("{}: name '{}' contains a newline", path, line);
+    text += line;
+    text += '\n';
+  }
+  write_text_file(path, text);
+}
+
 }  // namespace tessera

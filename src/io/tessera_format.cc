@@ -34,16 +34,6 @@ std::vector<std::string> read_names(const std::string& path) {
   return names;
 }
 
-void write_names(const std::string& path, const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& n : names) {
-    if (n.find('\n') != std::string::npos) fail("{}: name '{}' contains a newline", path, n);
-    text += n;
-    text += '\n';
-  }
-  write_text_file(path, text);
-}
-
 std::string field_string(const json& j, const char* key, const std::string& where) {
   auto it = j.find(key);
   if (it == j.end()) fail("{}: missing '{}'", where, key);
@@ -170,7 +160,7 @@ void write_tessera_dataset(const Dataset& d, const std::string& dir) {
         jt[key] = rel + key + ".npy";
       }
     if (!t.names.empty()) {
-      write_names(path_join(sub, "names.txt"), t.names);
+      write_lines(path_join(sub, "names.txt"), t.names);
       jt["names"] = rel + "names.txt";
     }
     meta["node_types"].push_back(jt);
@@ -196,7 +186,7 @@ void write_tessera_dataset(const Dataset& d, const std::string& dir) {
     meta["extra"][key] = "extra/" + key + ".npy";
   }
   if (!d.relation_names.empty()) {
-    write_names(path_join(out.path(), "relations.txt"), d.relation_names);
+    write_lines(path_join(out.path(), "relations.txt"), d.relation_names);
     meta["relation_names"] = "relations.txt";
   }
   write_text_file(path_join(out.path(), "meta.json"), meta.dump(2) + "\n");

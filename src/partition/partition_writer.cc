@@ -52,20 +52,18 @@ void write_mask(const std::string& path, const Array& split_ids, const int64_t* 
   write_npy(path, mask);
 }
 
-void write_names(const std::string& path, const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& n : names) text += n + "\n";
-  write_text_file(path, text);
-}
-
 }  // namespace
 
-PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& options) {
+void check_partition_options(const PartitionOptions& options) {
   if (options.num_parts < 1) fail("--num-parts must be at least 1, got {}", options.num_parts);
-  if (options.num_parts > d.num_nodes())
-    fail("--num-parts {} is larger than the number of nodes ({}): every partition needs a node", options.num_parts, d.num_nodes());
   if (options.method != "metis" && options.method != "random")
     fail("unknown --method '{}' (expected metis or random)", options.method);
+}
+
+PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& options) {
+  check_partition_options(options);
+  if (options.num_parts > d.num_nodes())
+    fail("--num-parts {} is larger than the number of nodes ({}): every partition needs a node", options.num_parts, d.num_nodes());
   if (options.graph_name.empty() || options.graph_name.find('/') != std::string::npos)
     fail("--graph-name '{}' must be a non-empty name without '/'", options.graph_name);
 
@@ -154,11 +152,11 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
   }
   for (const auto& t : d.node_types)
     if (!t.names.empty()) {
-      write_names(join(out.subdir("names"), t.name + ".txt"), t.names);
+      write_lines(join(out.subdir("names"), t.name + ".txt"), t.names);
       config.node_names[t.name] = "names/" + t.name + ".txt";
     }
   if (!d.relation_names.empty()) {
-    write_names(join(out.path(), "relation_names.txt"), d.relation_names);
+    write_lines(join(out.path(), "relation_names.txt"), d.relation_names);
     config.relation_names = "relation_names.txt";
   }
   write_text_file(join(out.path(), options.graph_name + ".json"), config.to_json());

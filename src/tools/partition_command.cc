@@ -25,6 +25,7 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
   cmd->callback([options, read, input, as_json] {
+    check_partition_options(*options);
     Timer timer;
     const Dataset d = read_dataset(*input, *read);
     PartitionOptions o = *options;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tessera {
 
@@ -30,5 +31,9 @@ class StagedDirectory {
 
 // Writes `text` to `path` through a temporary name and a rename.
 void write_text_file(const std::string& path, const std::string& text);
+
+// Writes one name per line (node or relation names); a name containing a
+// newline is an error, since it could not be read back.
+void write_lines(const std::string& path, const std::vector<std::string>& lines);
 
 }  // namespace tessera

@@ -35,6 +35,10 @@ struct PartitionReport {
 std::vector<int32_t> metis_assignment(const Dataset& dataset, const PartitionOptions& options);
 std::vector<int32_t> random_assignment(const Dataset& dataset, const PartitionOptions& options);
 
+// Checks what can be checked before reading the dataset (part count, method),
+// so a bad flag fails at once rather than after reading a large graph.
+void check_partition_options(const PartitionOptions& options);
+
 // Assigns, reshuffles and writes `dataset` to options.out_dir (atomically).
 PartitionReport partition_dataset(const Dataset& dataset, const PartitionOptions& options);
 
