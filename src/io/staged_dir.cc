@@ -10,21 +10,12 @@
 #include <fstream>
 
 #include "tessera/util/error.h"
+#include "tessera/util/process.h"
 
 namespace fs = std::filesystem;
 
 namespace tessera {
 namespace {
-
-// Whether `pid` runs; a zombie (killed, not yet reaped) counts as dead.
-bool process_alive(pid_t pid) {
-  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const size_t close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
-}
 
 // Staging directories of runs that were killed: their pid is gone.
 void remove_stale_staging(const fs::path& final_path) {

@@ -1,0 +1,36 @@
+// The ip_config file: one line per machine, `IP [base_port [num_servers]]`
+// (DGL's `IP [port]` and DGL-KE's `IP port num_servers`). Blank lines and
+// lines starting with '#' are skipped.
+//
+// Ports of machine m, all derived from its base port B (nothing else is fixed):
+//   B          the rendezvous store (c10d TCPStore), used on machine 0 only
+//   B + 1 + s  server s's request socket (ZeroMQ ROUTER)
+// Several "machines" may share one IP (tests, multi-socket hosts) as long as
+// their port ranges do not overlap.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera::dist {
+
+constexpr int kDefaultBasePort = 30050;
+
+struct MachineAddress {
+  std::string ip;
+  int base_port = kDefaultBasePort;
+  int num_servers = -1;  // from the DGL-KE form, or -1 when not given
+  int line = 0;          // line in the file, for error messages
+
+  int store_port() const { return base_port; }
+  int server_port(int server_id) const { return base_port + 1 + server_id; }
+};
+
+// Reads and checks the file (IPs, port ranges, overlaps of machines that share
+// an IP for `num_servers` servers each). Errors name the file and line.
+std::vector<MachineAddress> read_ip_config(const std::string& path, int num_servers);
+
+// Whether `ip` names this host (loopback or one of its interfaces).
+bool is_local_address(const std::string& ip);
+
+}  // namespace tessera::dist

@@ -1,0 +1,60 @@
+// The job environment: what the launcher tells each process it starts, in
+// TESSERA_* environment variables. The same program runs as a server or a
+// trainer depending on TESSERA_ROLE; without it, a program runs standalone.
+//
+//   TESSERA_ROLE          server | trainer
+//   TESSERA_JOB_ID        unique per launch; names shared memory and logs
+//   TESSERA_MACHINE_ID    this process's machine (line of ip_config), never
+//                         derived from the host's address
+//   TESSERA_NUM_MACHINES
+//   TESSERA_SERVER_ID     server index on its machine (servers only)
+//   TESSERA_TRAINER_ID    trainer index on its machine (trainers only)
+//   TESSERA_NUM_SERVERS   servers per machine
+//   TESSERA_NUM_TRAINERS  trainers per machine
+//   TESSERA_NUM_SAMPLERS  sampler threads per trainer
+//   TESSERA_IP_CONFIG     path of the ip_config file
+//   TESSERA_PART_CONFIG   path of the partition config (<graph>.json)
+//   TESSERA_MASTER_ADDR   rendezvous store address (machine 0)
+//   TESSERA_MASTER_PORT   rendezvous store port (machine 0's base port)
+//   TESSERA_TIMEOUT_S     seconds to wait for peers to appear (default 60)
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::dist {
+
+enum class Role { kStandalone, kServer, kTrainer };
+
+struct JobEnv {
+  Role role = Role::kStandalone;
+  std::string job_id;
+  int machine_id = 0;
+  int num_machines = 1;
+  int server_id = 0;
+  int trainer_id = 0;
+  int num_servers = 1;
+  int num_trainers = 1;
+  int num_samplers = 0;
+  std::string ip_config;
+  std::string part_config;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  int timeout_s = 60;
+
+  // Global trainer rank: trainers are numbered machine-major.
+  int rank() const { return machine_id * num_trainers + trainer_id; }
+  int world_size() const { return num_machines * num_trainers; }
+  // "m0/server/1", "m1/trainer/0": how logs and errors name a process.
+  std::string label() const;
+
+  // Reads TESSERA_*; errors name the variable and the value expected.
+  static JobEnv from_environment();
+  // NAME=value pairs for a child process (the launcher's side).
+  std::vector<std::pair<std::string, std::string>> to_environment() const;
+};
+
+std::string role_name(Role role);
+
+}  // namespace tessera::dist

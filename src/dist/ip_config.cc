@@ -1,0 +1,78 @@
+#include "tessera/dist/ip_config.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <map>
+
+#include "tessera/io/text.h"
+#include "tessera/util/error.h"
+
+namespace tessera::dist {
+
+std::vector<MachineAddress> read_ip_config(const std::string& path, int num_servers) {
+  std::vector<MachineAddress> machines;
+  LineReader reader(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  while (reader.next(&line)) {
+    const std::string_view text = trim(line);
+    if (text.empty() || text[0] == '#') continue;
+    split_fields(text, " \t", true, &fields);
+    if (fields.size() > 3)
+      fail("{}: expected 'IP [base_port [num_servers]]', found {} fields", reader.where(), fields.size());
+    MachineAddress m;
+    m.ip = std::string(fields[0]);
+    m.line = static_cast<int>(reader.line_number());
+    in_addr parsed{};
+    if (::inet_pton(AF_INET, m.ip.c_str(), &parsed) != 1)
+      fail("{}: '{}' is not an IPv4 address", reader.where(), m.ip);
+    if (fields.size() >= 2) {
+      const int64_t port = parse_int(fields[1], reader.where(), "base_port");
+      if (port < 1024 || port > 65000) fail("{}: base port {} is outside 1024..65000", reader.where(), port);
+      m.base_port = static_cast<int>(port);
+    }
+    if (fields.size() == 3) {
+      const int64_t n = parse_int(fields[2], reader.where(), "num_servers");
+      if (n < 1 || n > 64) fail("{}: num_servers {} is outside 1..64", reader.where(), n);
+      m.num_servers = static_cast<int>(n);
+    }
+    machines.push_back(m);
+  }
+  if (machines.empty()) fail("{}: no machines listed (expected lines 'IP [base_port]')", path);
+
+  // Machines on one IP need disjoint port ranges [B, B + 1 + num_servers).
+  std::map<std::string, std::vector<const MachineAddress*>> by_ip;
+  for (const auto& m : machines) by_ip[m.ip].push_back(&m);
+  for (const auto& [ip, group] : by_ip)
+    for (size_t i = 0; i < group.size(); ++i)
+      for (size_t j = i + 1; j < group.size(); ++j) {
+        const MachineAddress& a = *group[i];
+        const MachineAddress& b = *group[j];
+        const int span_a = 1 + (a.num_servers > 0 ? a.num_servers : num_servers);
+        const int span_b = 1 + (b.num_servers > 0 ? b.num_servers : num_servers);
+        if (a.base_port < b.base_port + span_b && b.base_port < a.base_port + span_a)
+          fail("{}: lines {} and {} both use {} with overlapping ports {}..{} and {}..{} "
+               "(each machine needs base_port .. base_port+num_servers)",
+               path, a.line, b.line, ip, a.base_port, a.base_port + span_a - 1, b.base_port,
+               b.base_port + span_b - 1);
+      }
+  return machines;
+}
+
+bool is_local_address(const std::string& ip) {
+  in_addr wanted{};
+  if (::inet_pton(AF_INET, ip.c_str(), &wanted) != 1) return false;
+  if ((ntohl(wanted.s_addr) >> 24) == 127) return true;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (ifaddrs* it = list; it != nullptr && !found; it = it->ifa_next)
+    if (it->ifa_addr != nullptr && it->ifa_addr->sa_family == AF_INET)
+      found = reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr.s_addr == wanted.s_addr;
+  ::freeifaddrs(list);
+  return found;
+}
+
+}  // namespace tessera::dist
