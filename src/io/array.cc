@@ -90,6 +90,14 @@ Array Array::sub(int64_t index) const {
   return wrap(dtype_, shape, static_cast<const char*>(data_) + index * row_bytes(), owner_);
 }
 
+Array Array::slice_rows(int64_t begin, int64_t end) const {
+  if (shape_.empty() || begin < 0 || begin > end || end > shape_[0])
+    fail("rows [{}, {}) out of range for shape {}", begin, end, shape_string());
+  std::vector<int64_t> shape = shape_;
+  shape[0] = end - begin;
+  return wrap(dtype_, shape, static_cast<const char*>(data_) + begin * row_bytes(), owner_);
+}
+
 Array Array::gather_rows(const int64_t* ids, int64_t count) const {
   std::vector<int64_t> shape = shape_;
   if (shape.empty()) fail("cannot gather rows of a 0-d array");

@@ -61,6 +61,9 @@ class Array {
   // row 0 of a [2, E] edge array is the E sources.
   Array sub(int64_t index) const;
 
+  // Rows [begin, end) as a view sharing this array's memory.
+  Array slice_rows(int64_t begin, int64_t end) const;
+
   // Rows `ids` gathered into a new owned array.
   Array gather_rows(const int64_t* ids, int64_t count) const;
 

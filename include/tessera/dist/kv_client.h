@@ -1,0 +1,30 @@
+// Row operations on named, row-sharded tensors, routed to the partitions
+// that own the rows: the local partition's rows are read straight from
+// memory, the others' by requests sent together and awaited together.
+#pragma once
+
+#include <cstdint>
+
+#include "tessera/dist/context.h"
+#include "tessera/io/array.h"
+#include "tessera/net/message.h"
+#include "tessera/store/sparse_step.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::dist {
+
+// Rows `ids` (IDs of spec.policy's space) in request order.
+Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count);
+// Writes (or adds) `values` (count rows of spec's row shape) to rows `ids`.
+void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
+               net::PushMode mode);
+// One sparse-optimizer step; `ids` must be unique.
+void sparse_step(Context& ctx, const std::string& weight, const std::string& policy, const int64_t* ids,
+                 int64_t count, const float* grads, int64_t row_elems, const store::SparseStepParams& params);
+
+// Creates the tensor on every machine (called by one trainer), or accepts an
+// existing one of the same type and shape.
+void create_tensor(Context& ctx, const store::TensorSpec& spec);
+void delete_tensor(Context& ctx, const std::string& name);
+
+}  // namespace tessera::dist

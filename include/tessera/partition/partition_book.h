@@ -1,0 +1,56 @@
+// The partition book: which partition owns an ID, and where in that
+// partition's arrays it lives. Tensors are indexed per type, as in DGL: a
+// node type's (or edge type's) IDs run 0..count-1 across all partitions,
+// partition-major, so ownership is a binary search over num_parts+1 bounds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/partition/partition_config.h"
+
+namespace tessera {
+
+// One ID space: the nodes of a node type or the edges of an edge type.
+struct IdSpace {
+  std::string policy;            // "node:<ntype>" or "edge:<src:rel:dst>"
+  bool is_node = true;
+  int type = 0;                  // ntype or etype id
+  std::vector<int64_t> starts;   // partition p owns type-local IDs [starts[p], starts[p+1])
+  std::vector<int64_t> homogeneous_first;  // first homogeneous ID of the type in partition p
+
+  int64_t size() const { return starts.back(); }
+  int owner(int64_t id) const;   // -1 when out of range
+  int64_t local_row(int64_t id, int part) const { return id - starts[part]; }
+};
+
+// IDs of one request split by owning partition, remembering where each came
+// from so that the replies can be put back in order.
+struct SplitIds {
+  std::vector<std::vector<int64_t>> local_rows;  // [part] -> local rows
+  std::vector<std::vector<int64_t>> positions;   // [part] -> positions in the request
+};
+
+class PartitionBook {
+ public:
+  explicit PartitionBook(const PartitionConfig& config);
+
+  int num_parts() const { return num_parts_; }
+  // Throws an Error listing the known policies when `policy` is unknown.
+  const IdSpace& space(const std::string& policy) const;
+  const IdSpace& node_space(int ntype) const { return spaces_.at(ntype); }
+  const IdSpace& edge_space(int etype) const { return spaces_.at(num_ntypes_ + etype); }
+  std::string node_policy(int ntype) const;
+  std::string edge_policy(int etype) const;
+
+  // Splits `ids` of a space by owner; an ID out of range throws naming `what`.
+  SplitIds split(const IdSpace& space, const int64_t* ids, int64_t count, const std::string& what) const;
+
+ private:
+  int num_parts_ = 0;
+  int num_ntypes_ = 0;
+  std::vector<IdSpace> spaces_;  // node types, then edge types
+};
+
+}  // namespace tessera

@@ -1,0 +1,47 @@
+// Striped spin locks over a block of shared memory, so that the processes of
+// one machine (main and backup servers) can update the same rows of a shared
+// tensor without losing writes. Rows hash onto stripes; a stripe guards every
+// row that maps to it, and all the state of that row (value, optimizer state).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera::store {
+
+class RowLocks {
+ public:
+  static constexpr size_t kStripes = 1 << 16;
+  static constexpr size_t kBytes = kStripes * sizeof(uint32_t);
+
+  RowLocks() = default;
+  // `memory` holds kBytes, zero-filled on first use, shared by all users.
+  explicit RowLocks(void* memory) : stripes_(static_cast<std::atomic<uint32_t>*>(memory)) {}
+
+  static size_t stripe(uint64_t tensor_key, int64_t row) {
+    uint64_t x = tensor_key ^ (static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL);
+    x ^= x >> 29;
+    return static_cast<size_t>(x & (kStripes - 1));
+  }
+  void lock(size_t stripe);
+  void unlock(size_t stripe) { stripes_[stripe].store(0, std::memory_order_release); }
+
+ private:
+  static_assert(std::atomic<uint32_t>::is_always_lock_free, "process-shared locks need lock-free atomics");
+  std::atomic<uint32_t>* stripes_ = nullptr;
+};
+
+class RowGuard {
+ public:
+  RowGuard(RowLocks& locks, size_t stripe) : locks_(locks), stripe_(stripe) { locks_.lock(stripe_); }
+  ~RowGuard() { locks_.unlock(stripe_); }
+  RowGuard(const RowGuard&) = delete;
+  RowGuard& operator=(const RowGuard&) = delete;
+
+ private:
+  RowLocks& locks_;
+  size_t stripe_;
+};
+
+}  // namespace tessera::store

@@ -1,0 +1,31 @@
+// One sparse-optimizer step on the rows a gradient touched, as the owning
+// server (or a standalone trainer) applies it. The optimizer's state lives in
+// tensors beside the weight, named by optimizer_state_name().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "tessera/store/row_locks.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::store {
+
+enum class SparseOptimizer : int64_t { kAdagrad = 1, kAdam = 2 };
+
+// Hyper-parameters travel with each step (lr may follow a schedule).
+struct SparseStepParams {
+  SparseOptimizer kind = SparseOptimizer::kAdagrad;
+  double lr = 0.01, eps = 1e-10, beta1 = 0.9, beta2 = 0.999;
+};
+
+// "<weight>.adagrad_sum", "<weight>.adam_m", "<weight>.adam_v", "<weight>.adam_step".
+std::string optimizer_state_name(const std::string& weight, const char* state);
+
+// `lookup` returns a tensor by name or throws. Rows must be unique.
+void apply_sparse_step(const std::function<LocalTensor&(const std::string&)>& lookup, const std::string& weight,
+                       const SparseStepParams& params, const int64_t* rows, int64_t count, const float* grads,
+                       RowLocks& locks);
+
+}  // namespace tessera::store

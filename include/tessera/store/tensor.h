@@ -1,0 +1,63 @@
+// Tensors as one machine holds them: the rows of a named, row-sharded tensor
+// that this machine's partition owns. Rows live in a read-only mapping of a
+// partition file (features, masks) or in shared memory (tensors created at
+// run time: embeddings, optimizer state).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/io/array.h"
+#include "tessera/store/shared_memory.h"
+
+namespace tessera::store {
+
+// How a created tensor's rows start out. Random rows depend only on the seed
+// and the row's ID, not on how the graph was partitioned.
+struct Initializer {
+  std::string kind = "zeros";  // zeros | uniform | normal
+  double a = 0, b = 0;         // uniform: [a, b); normal: mean a, std b
+  uint64_t seed = 0;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> row_shape;  // shape of one row
+  std::string policy;              // "node:<ntype>" or "edge:<etype>"
+  Initializer init;
+  bool persistent = false;
+
+  std::string to_json() const;
+  static TensorSpec from_json(const std::string& text);  // throws Error on bad input
+  int64_t row_elems() const;
+};
+
+struct LocalTensor {
+  TensorSpec spec;
+  int64_t first_id = 0;  // global (type-local) ID of local row 0
+  Array rows;            // [local rows, row_shape...]
+  bool writable = false;
+  std::shared_ptr<SharedMemory> shm;  // set for shared-memory tensors
+  uint64_t lock_key = 0;              // hashes rows onto lock stripes
+
+  int64_t num_rows() const { return rows.rows(); }
+};
+
+// Fills a fresh tensor's rows per its initializer.
+void initialize_rows(LocalTensor& tensor);
+
+}  // namespace tessera::store
+
+namespace tessera::store {
+
+// A tensor with `rows` local rows in a new shared-memory segment, initialized.
+LocalTensor create_shared_tensor(const TensorSpec& spec, int64_t first_id, int64_t rows, const std::string& segment);
+// The same tensor mapped by another process of the machine.
+LocalTensor attach_shared_tensor(const TensorSpec& spec, int64_t first_id, const std::string& segment);
+// A private tensor (standalone mode), initialized.
+LocalTensor create_heap_tensor(const TensorSpec& spec, int64_t first_id, int64_t rows);
+
+}  // namespace tessera::store

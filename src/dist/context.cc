@@ -1,0 +1,116 @@
+#include "tessera/dist/context.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "tessera/dist/ip_config.h"
+#include "tessera/dist/server.h"
+#include "tessera/dist/tensor_registry.h"
+#include "tessera/util/error.h"
+#include "tessera/util/threads.h"
+
+namespace tessera::dist {
+namespace {
+
+// Longest wait for one reply from a live server: generous, since a server
+// may be busy with other trainers' batches; a dead one is noticed at once.
+constexpr int kRequestTimeoutS = 300;
+
+}  // namespace
+
+std::unique_ptr<Context> initialize(const InitOptions& options) {
+  set_num_threads(options.num_threads);
+  JobEnv env = JobEnv::from_environment();
+  if (env.role == Role::kServer && !options.standalone) {
+    std::fflush(stdout);
+    std::exit(run_server(env));
+  }
+  std::unique_ptr<Context> ctx(new Context());
+  if (options.standalone || env.role == Role::kStandalone) {
+    ctx->env_ = JobEnv{};
+    ctx->open_standalone(options.part_config.empty() ? env.part_config : options.part_config);
+  } else {
+    ctx->env_ = env;
+    ctx->join_job();
+  }
+  return ctx;
+}
+
+void Context::open_standalone(const std::string& part_config) {
+  if (part_config.empty())
+    fail("standalone mode needs a partition config (--part-config, a 1-partition <graph>.json)");
+  config_ = PartitionConfig::load(part_config);
+  if (config_.num_parts != 1)
+    fail("{} has {} partitions; standalone mode runs on a 1-partition graph (tessera partition --num-parts 1)",
+         part_config, config_.num_parts);
+  book_ = PartitionBook(config_);
+  local_ = std::make_unique<store::PartitionStore>(config_, book_, 0);
+  collectives_ = std::make_unique<Collectives>(nullptr, "", 0, 1, "", 0);
+  standalone_locks_.assign(store::RowLocks::kStripes, 0);
+  local_locks_ = store::RowLocks(standalone_locks_.data());
+}
+
+void Context::join_job() {
+  config_ = PartitionConfig::load(env_.part_config);
+  const std::vector<MachineAddress> machines = read_ip_config(env_.ip_config, env_.num_servers);
+  if (static_cast<int>(machines.size()) != env_.num_machines || config_.num_parts != env_.num_machines)
+    fail("{} has {} partitions and {} lists {} machines; the job runs {} machines", env_.part_config,
+         config_.num_parts, env_.ip_config, machines.size(), env_.num_machines);
+  book_ = PartitionBook(config_);
+  rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s);
+  // Servers first: their addresses are in the store once they listen.
+  const int total_servers = env_.num_machines * env_.num_servers;
+  rendezvous_->wait_count("servers_up", total_servers);
+  std::vector<net::ServerAddress> addresses;
+  servers_.assign(env_.num_machines, {});
+  for (int m = 0; m < env_.num_machines; ++m)
+    for (int s = 0; s < env_.num_servers; ++s) {
+      servers_[m].push_back(static_cast<int>(addresses.size()));
+      addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
+    }
+  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
+  local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
+  collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
+                                               machines[env_.machine_id].ip, env_.timeout_s);
+}
+
+Context::~Context() {
+  // Unwinding from an error: peers may be dead, so no collective calls.
+  if (std::uncaught_exceptions() > 0) return;
+  try {
+    finalize();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "trainer {}: error while finishing: {}\n", env_.label(), e.what());
+  }
+}
+
+net::Client& Context::client() {
+  if (!client_) fail("internal: no servers in standalone mode");
+  return *client_;
+}
+
+int Context::server_for(int part) const {
+  const auto& servers = servers_.at(part);
+  return servers[env_.trainer_id % servers.size()];
+}
+
+store::LocalTensor* Context::local_tensor(const std::string& name) {
+  return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
+}
+
+void Context::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  if (standalone()) return;
+  collectives_->barrier();
+  if (rank() != 0) return;
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < client_->num_servers(); ++i)
+    ids.push_back(client_->send(i, net::make_header(net::MessageType::kShutdown, 0, ""), {}));
+  client_->wait(ids);
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,121 @@
+#include "tessera/dist/dist_embedding.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tessera/dist/kv_client.h"
+#include "tessera/io/npy.h"
+#include "tessera/store/partition_store.h"
+#include "tessera/util/error.h"
+
+namespace tessera::dist {
+namespace {
+
+constexpr int64_t kChunkRows = 1 << 18;
+
+// "node:paper" -> "node/paper/_ORIG_ID".
+std::string orig_id_tensor(const std::string& policy) {
+  const size_t colon = policy.find(':');
+  return policy.substr(0, colon) + "/" + policy.substr(colon + 1) + "/" + store::kOrigIdName;
+}
+
+}  // namespace
+
+DistEmbedding::DistEmbedding(Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
+                             store::Initializer init)
+    : ctx_(&ctx), dim_(dim), weight_(ctx, name, DType::kFloat32, {dim}, policy, init, /*persistent=*/false) {
+  if (dim <= 0) fail("embedding {}: dimension must be positive, got {}", name, dim);
+}
+
+void DistEmbedding::save(const std::string& path) const {
+  const int64_t n = num_embeddings();
+  const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
+  Array out = Array::zeros(DType::kFloat32, {n, dim_});
+  float* dst = out.data<float>();
+  std::vector<int64_t> ids;
+  for (int64_t begin = 0; begin < n; begin += kChunkRows) {
+    const int64_t end = std::min(n, begin + kChunkRows);
+    ids.resize(end - begin);
+    std::iota(ids.begin(), ids.end(), begin);
+    const Array rows = weight_.pull(ids);
+    const Array original = orig.pull(ids);
+    const int64_t* o = original.data<int64_t>();
+    for (int64_t i = 0; i < end - begin; ++i) {
+      if (o[i] < 0 || o[i] >= n) fail("embedding {}: original ID {} out of range", name(), o[i]);
+      std::copy_n(rows.data<float>() + i * dim_, dim_, dst + o[i] * dim_);
+    }
+  }
+  write_npy(path, out);
+}
+
+void DistEmbedding::load(const std::string& path) const {
+  const int64_t n = num_embeddings();
+  const Array table = read_npy_checked(path, DType::kFloat32, 2, "embedding " + name());
+  if (table.dim(0) != n || table.dim(1) != dim_)
+    fail("{}: expected shape ({}, {}) for embedding {}, found {}", path, n, dim_, name(), table.shape_string());
+  const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
+  std::vector<int64_t> ids;
+  for (int64_t begin = 0; begin < n; begin += kChunkRows) {
+    const int64_t end = std::min(n, begin + kChunkRows);
+    ids.resize(end - begin);
+    std::iota(ids.begin(), ids.end(), begin);
+    const Array original = orig.pull(ids);
+    weight_.push(ids, table.gather_rows(original.data<int64_t>(), end - begin));
+  }
+}
+
+void coalesce_gradients(const int64_t* ids, int64_t count, const float* grads, int64_t dim,
+                        std::vector<int64_t>* unique_ids, std::vector<float>* summed) {
+  std::vector<int64_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
+  unique_ids->clear();
+  summed->clear();
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t i = order[k];
+    const float* g = grads + i * dim;
+    if (unique_ids->empty() || unique_ids->back() != ids[i]) {
+      unique_ids->push_back(ids[i]);
+      summed->insert(summed->end(), g, g + dim);
+    } else {
+      float* row = summed->data() + (unique_ids->size() - 1) * dim;
+      for (int64_t d = 0; d < dim; ++d) row[d] += g[d];
+    }
+  }
+}
+
+SparseOptimizer::SparseOptimizer(Context& ctx, const std::vector<const DistEmbedding*>& embeddings,
+                                 store::SparseStepParams params)
+    : ctx_(&ctx), params_(params) {
+  for (const DistEmbedding* e : embeddings) {
+    const std::string& policy = e->weight().spec().policy;
+    auto state = [&](const char* what, std::vector<int64_t> row_shape) {
+      state_.emplace_back(ctx, store::optimizer_state_name(e->name(), what), DType::kFloat32, std::move(row_shape),
+                          policy);
+    };
+    if (params.kind == store::SparseOptimizer::kAdagrad) {
+      state("adagrad_sum", {e->dim()});
+    } else {
+      state("adam_m", {e->dim()});
+      state("adam_v", {e->dim()});
+      state("adam_step", {});
+    }
+  }
+}
+
+void SparseOptimizer::step(const DistEmbedding& embedding, const int64_t* ids, int64_t count, const float* grads) {
+  std::vector<int64_t> unique_ids;
+  std::vector<float> summed;
+  coalesce_gradients(ids, count, grads, embedding.dim(), &unique_ids, &summed);
+  sparse_step(*ctx_, embedding.name(), embedding.weight().spec().policy, unique_ids.data(),
+              static_cast<int64_t>(unique_ids.size()), summed.data(), embedding.dim(), params_);
+}
+
+SparseAdagrad::SparseAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double eps)
+    : SparseOptimizer(ctx, embeddings, {store::SparseOptimizer::kAdagrad, lr, eps, 0, 0}) {}
+
+SparseAdam::SparseAdam(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double beta1,
+                       double beta2, double eps)
+    : SparseOptimizer(ctx, embeddings, {store::SparseOptimizer::kAdam, lr, eps, beta1, beta2}) {}
+
+}  // namespace tessera::dist

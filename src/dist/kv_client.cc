@@ -1,0 +1,188 @@
+#include "tessera/dist/kv_client.h"
+
+#include <cstring>
+#include <vector>
+
+#include "tessera/store/tensor_ops.h"
+#include "tessera/util/error.h"
+
+namespace tessera::dist {
+namespace {
+
+using net::Header;
+using net::MessageType;
+
+constexpr size_t kParallelBytes = 1 << 20;
+
+// Copies row i of `src` to row positions[i] of `dst`.
+void scatter(const char* src, const std::vector<int64_t>& positions, size_t row_bytes, char* dst) {
+  const int64_t n = static_cast<int64_t>(positions.size());
+  const bool parallel = row_bytes * positions.size() >= kParallelBytes;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * row_bytes, src + i * row_bytes, row_bytes);
+}
+
+std::vector<int64_t> shape_of(const store::TensorSpec& spec, int64_t rows) {
+  std::vector<int64_t> shape{rows};
+  shape.insert(shape.end(), spec.row_shape.begin(), spec.row_shape.end());
+  return shape;
+}
+
+// Rows of `values` at `positions`, gathered for one partition's request.
+Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType dtype, const store::TensorSpec& spec) {
+  Array out = Array::zeros(dtype, shape_of(spec, static_cast<int64_t>(positions.size())));
+  const size_t rb = out.row_bytes();
+  const char* src = static_cast<const char*>(values);
+  char* dst = static_cast<char*>(out.mutable_raw());
+  for (size_t i = 0; i < positions.size(); ++i) std::memcpy(dst + i * rb, src + positions[i] * rb, rb);
+  return out;
+}
+
+bool served_in_process(Context& ctx, int part) { return ctx.standalone() && part == ctx.local_part(); }
+
+store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
+  store::LocalTensor* t = ctx.local_tensor(name);
+  if (t == nullptr) fail("partition {} has no tensor named '{}'", ctx.local_part(), name);
+  return *t;
+}
+
+}  // namespace
+
+Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count) {
+  const IdSpace& space = ctx.book().space(spec.policy);
+  SplitIds split = ctx.book().split(space, ids, count, "pull from " + spec.name);
+  Array out = Array::zeros(spec.dtype, shape_of(spec, count));
+  const size_t rb = out.row_bytes();
+  char* dst = static_cast<char*>(out.mutable_raw());
+
+  std::vector<std::pair<int, uint64_t>> requests;  // (part, request id)
+  for (int p = 0; p < ctx.num_parts(); ++p) {
+    if (split.local_rows[p].empty() || p == ctx.local_part()) continue;
+    Header h = net::make_header(MessageType::kPull, 0, spec.name);
+    net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(split.local_rows[p].size())});
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(std::move(split.local_rows[p])));
+    requests.emplace_back(p, ctx.client().send(ctx.server_for(p), h, std::move(frames)));
+  }
+  // While the requests travel, copy the local rows straight from memory.
+  const int local = ctx.local_part();
+  if (!split.local_rows[local].empty()) {
+    const store::LocalTensor& t = local_or_fail(ctx, spec.name);
+    const auto& rows = split.local_rows[local];
+    const auto& positions = split.positions[local];
+    store::check_rows(t, rows.data(), static_cast<int64_t>(rows.size()));
+    if (t.rows.row_bytes() != rb) fail("tensor {}: local rows have {} bytes, expected {}", spec.name, t.rows.row_bytes(), rb);
+    const char* src = static_cast<const char*>(t.rows.raw());
+    const int64_t n = static_cast<int64_t>(rows.size());
+    const bool parallel = rb * rows.size() >= kParallelBytes;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * rb, src + rows[i] * rb, rb);
+  }
+  if (requests.empty()) return out;
+  std::vector<uint64_t> ids_only;
+  for (auto& r : requests) ids_only.push_back(r.second);
+  std::vector<net::Reply> replies = ctx.client().wait(ids_only);
+  for (size_t k = 0; k < requests.size(); ++k) {
+    const int p = requests[k].first;
+    const net::Reply& reply = replies[k];
+    if (reply.frames.size() != 1 || reply.frames[0].size() != split.positions[p].size() * rb)
+      fail("pull from {}: the reply of partition {} has the wrong size", spec.name, p);
+    scatter(reply.frames[0].data<char>(), split.positions[p], rb, dst);
+  }
+  return out;
+}
+
+void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
+               net::PushMode mode) {
+  const IdSpace& space = ctx.book().space(spec.policy);
+  SplitIds split = ctx.book().split(space, ids, count, "push to " + spec.name);
+  std::vector<uint64_t> requests;
+  for (int p = 0; p < ctx.num_parts(); ++p) {
+    if (split.local_rows[p].empty()) continue;
+    Array rows = pick_rows(values, split.positions[p], spec.dtype, spec);
+    const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
+    if (served_in_process(ctx, p)) {
+      store::LocalTensor& t = local_or_fail(ctx, spec.name);
+      if (mode == net::PushMode::kAdd) store::add_rows(t, split.local_rows[p].data(), n, rows.raw(), ctx.local_locks());
+      else store::assign_rows(t, split.local_rows[p].data(), n, rows.raw());
+      continue;
+    }
+    Header h = net::make_header(MessageType::kPush, 0, spec.name);
+    net::set_shape(&h, DType::kInt64, {n});
+    h.iarg = static_cast<int64_t>(mode);
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(std::move(split.local_rows[p])));
+    frames.push_back(net::frame_of(rows));
+    requests.push_back(ctx.client().send(ctx.server_for(p), h, std::move(frames)));
+  }
+  if (!requests.empty()) ctx.client().wait(requests);
+}
+
+void sparse_step(Context& ctx, const std::string& weight, const std::string& policy, const int64_t* ids,
+                 int64_t count, const float* grads, int64_t row_elems, const store::SparseStepParams& params) {
+  const IdSpace& space = ctx.book().space(policy);
+  SplitIds split = ctx.book().split(space, ids, count, "optimizer step on " + weight);
+  std::vector<uint64_t> requests;
+  const size_t rb = static_cast<size_t>(row_elems) * sizeof(float);
+  for (int p = 0; p < ctx.num_parts(); ++p) {
+    if (split.local_rows[p].empty()) continue;
+    const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
+    Array rows = Array::zeros(DType::kFloat32, {n, row_elems});
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(static_cast<char*>(rows.mutable_raw()) + i * rb,
+                  reinterpret_cast<const char*>(grads) + split.positions[p][i] * rb, rb);
+    if (served_in_process(ctx, p)) {
+      store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return local_or_fail(ctx, s); },
+                               weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
+      continue;
+    }
+    Header h = net::make_header(MessageType::kSparseStep, 0, weight);
+    net::set_shape(&h, DType::kInt64, {n});
+    h.iarg = static_cast<int64_t>(params.kind);
+    h.fargs[0] = params.lr;
+    h.fargs[1] = params.eps;
+    h.fargs[2] = params.beta1;
+    h.fargs[3] = params.beta2;
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(std::move(split.local_rows[p])));
+    frames.push_back(net::frame_of(rows));
+    requests.push_back(ctx.client().send(ctx.server_for(p), h, std::move(frames)));
+  }
+  if (!requests.empty()) ctx.client().wait(requests);
+}
+
+void create_tensor(Context& ctx, const store::TensorSpec& spec) {
+  const IdSpace& space = ctx.book().space(spec.policy);
+  if (ctx.standalone()) {
+    if (store::LocalTensor* t = ctx.local().find(spec.name)) {
+      if (t->spec.dtype != spec.dtype || t->spec.row_shape != spec.row_shape || t->spec.policy != spec.policy)
+        fail("tensor '{}' exists with another type or shape", spec.name);
+      return;
+    }
+    ctx.local().add(store::create_heap_tensor(spec, 0, space.size()));
+    return;
+  }
+  std::vector<uint64_t> requests;
+  for (int m = 0; m < ctx.num_parts(); ++m) {
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(spec.to_json()));
+    // Server 0 of each machine is its main server: it creates the segment.
+    requests.push_back(ctx.client().send(m * ctx.env().num_servers, net::make_header(MessageType::kCreate, 0, spec.name),
+                                         std::move(frames)));
+  }
+  ctx.client().wait(requests);
+}
+
+void delete_tensor(Context& ctx, const std::string& name) {
+  if (ctx.standalone()) {
+    ctx.local().remove(name);
+    return;
+  }
+  std::vector<uint64_t> requests;
+  for (int i = 0; i < ctx.client().num_servers(); ++i)
+    requests.push_back(ctx.client().send(i, net::make_header(MessageType::kDelete, 0, name), {}));
+  ctx.client().wait(requests);
+  ctx.local().remove(name);
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,60 @@
+#include "tessera/dist/node_split.h"
+
+#include <numeric>
+
+#include "tessera/util/error.h"
+
+namespace tessera::dist {
+namespace {
+
+// Masked IDs of [begin, end), read in chunks to bound memory.
+std::vector<int64_t> masked_ids(const DistTensor& mask, int64_t begin, int64_t end) {
+  constexpr int64_t kChunk = 1 << 20;
+  std::vector<int64_t> out, ids;
+  for (int64_t b = begin; b < end; b += kChunk) {
+    const int64_t e = std::min(end, b + kChunk);
+    ids.resize(e - b);
+    std::iota(ids.begin(), ids.end(), b);
+    const Array m = mask.pull(ids);
+    const auto* flags = static_cast<const uint8_t*>(m.raw());
+    for (int64_t i = 0; i < e - b; ++i)
+      if (flags[i]) out.push_back(b + i);
+  }
+  return out;
+}
+
+std::vector<int64_t> split(Context& ctx, const DistTensor& mask, bool force_even) {
+  const DType t = mask.spec().dtype;
+  if ((t != DType::kBool && t != DType::kUInt8) || mask.spec().row_elems() != 1)
+    fail("node_split: {} is not a bool mask (dtype {}, {} values per row)", mask.name(), dtype_name(t),
+         mask.spec().row_elems());
+  const IdSpace& space = ctx.book().space(mask.spec().policy);
+  const int rank = ctx.rank();
+  const int world = ctx.world_size();
+  if (force_even) {
+    const std::vector<int64_t> all = masked_ids(mask, 0, space.size());
+    const int64_t n = static_cast<int64_t>(all.size());
+    return std::vector<int64_t>(all.begin() + n * rank / world, all.begin() + n * (rank + 1) / world);
+  }
+  // This machine's partition, split among its trainers.
+  const int part = ctx.local_part();
+  const std::vector<int64_t> mine = masked_ids(mask, space.starts[part], space.starts[part + 1]);
+  const int64_t n = static_cast<int64_t>(mine.size());
+  const int k = ctx.standalone() ? 1 : ctx.env().num_trainers;
+  const int t_id = ctx.standalone() ? 0 : ctx.env().trainer_id;
+  return std::vector<int64_t>(mine.begin() + n * t_id / k, mine.begin() + n * (t_id + 1) / k);
+}
+
+}  // namespace
+
+std::vector<int64_t> node_split(Context& ctx, const DistTensor& mask, bool force_even) {
+  if (mask.spec().policy.rfind("node:", 0) != 0) fail("node_split: {} is not a node tensor", mask.name());
+  return split(ctx, mask, force_even);
+}
+
+std::vector<int64_t> edge_split(Context& ctx, const DistTensor& mask, bool force_even) {
+  if (mask.spec().policy.rfind("edge:", 0) != 0) fail("edge_split: {} is not an edge tensor", mask.name());
+  return split(ctx, mask, force_even);
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,222 @@
+#include "tessera/net/transport.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tessera/util/error.h"
+
+namespace tessera::net {
+namespace {
+
+// A peer that stops answering heartbeats for this long is treated as dead
+// (covers hosts that vanish without closing their connections).
+constexpr int kHeartbeatIntervalMs = 1000;
+constexpr int kHeartbeatTimeoutMs = 5000;
+// Largest frame a server accepts; a bigger one drops the connection.
+constexpr int64_t kMaxFrameBytes = int64_t{2} << 30;
+
+template <typename T>
+void free_owned(void* /*data*/, void* hint) { delete static_cast<T*>(hint); }
+
+void configure(zmq::socket_t& socket) {
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::sndhwm, 0);  // never drop or block on queued replies
+  socket.set(zmq::sockopt::rcvhwm, 0);
+  socket.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIntervalMs);
+  socket.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
+}
+
+}  // namespace
+
+zmq::context_t& zmq_context() {
+  static zmq::context_t* context = new zmq::context_t(1);  // leaked: sockets may outlive statics
+  return *context;
+}
+
+zmq::message_t frame_of(std::vector<int64_t>&& values) {
+  auto* owned = new std::vector<int64_t>(std::move(values));
+  return zmq::message_t(owned->data(), owned->size() * sizeof(int64_t), &free_owned<std::vector<int64_t>>, owned);
+}
+
+zmq::message_t frame_of(const Array& array) {
+  auto* owned = new Array(array);
+  return zmq::message_t(owned->mutable_raw(), owned->nbytes(), &free_owned<Array>, owned);
+}
+
+zmq::message_t frame_of(const std::string& text) { return zmq::message_t(text.data(), text.size()); }
+
+// ---------------------------------------------------------------- server
+
+ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who)
+    : socket_(zmq_context(), zmq::socket_type::router), who_(who) {
+  configure(socket_);
+  socket_.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+  try {
+    socket_.bind(endpoint);
+  } catch (const zmq::error_t& e) {
+    fail("{} cannot listen on {}: {}{}", who, endpoint, e.what(),
+         e.num() == EADDRINUSE ? " (another process holds the port; pick another base port in ip_config)" : "");
+  }
+}
+
+ServerSocket::~ServerSocket() = default;
+
+bool ServerSocket::receive(Request* request, int timeout_ms) {
+  zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
+  while (true) {
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
+    std::vector<zmq::message_t> parts;
+    if (!zmq::recv_multipart(socket_, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
+    // ROUTER prepends the identity; a DEALER adds no empty delimiter.
+    request->identity = std::move(parts[0]);
+    request->frames.clear();
+    try {
+      if (parts.size() < 2) throw ProtocolError("message has no header frame");
+      request->header = decode_header(parts[1].data(), parts[1].size(), parts.size() - 2);
+      for (size_t i = 2; i < parts.size(); ++i) request->frames.push_back(std::move(parts[i]));
+      return true;
+    } catch (const ProtocolError& e) {
+      ++malformed_;
+      request->header = Header{};
+      if (parts.size() >= 2 && parts[1].size() >= 16) std::memcpy(&request->header.request_id, parts[1].data<char>() + 8, 8);
+      reply_error(*request, fmt::format("{}: malformed request: {}", who_, e.what()));
+    }
+  }
+}
+
+void ServerSocket::reply(Request& request, Header header, std::vector<zmq::message_t> frames) {
+  header.type = static_cast<uint16_t>(MessageType::kReply);
+  header.request_id = request.header.request_id;
+  header.num_frames = static_cast<uint16_t>(frames.size());
+  socket_.send(request.identity, zmq::send_flags::sndmore);
+  socket_.send(zmq::buffer(&header, sizeof header), frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+  for (size_t i = 0; i < frames.size(); ++i)
+    socket_.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+}
+
+void ServerSocket::reply_error(Request& request, const std::string& text) {
+  Header header;
+  header.status = 1;
+  std::vector<zmq::message_t> frames;
+  frames.push_back(frame_of(text));
+  reply(request, header, std::move(frames));
+}
+
+// ---------------------------------------------------------------- client
+
+Client::Client(std::vector<ServerAddress> servers, int request_timeout_s)
+    : servers_(std::move(servers)), dead_(servers_.size(), false), request_timeout_s_(request_timeout_s) {
+  static int instance = 0;
+  ++instance;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    zmq::socket_t socket(zmq_context(), zmq::socket_type::dealer);
+    configure(socket);
+    // Watch the connection: a server process that dies closes it at once.
+    const std::string monitor_endpoint = fmt::format("inproc://tessera-monitor-{}-{}-{}", ::getpid(), instance, i);
+    if (zmq_socket_monitor(static_cast<void*>(socket), monitor_endpoint.c_str(),
+                           ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED) != 0)
+      fail("cannot monitor the connection to {}: {}", servers_[i].label, zmq_strerror(zmq_errno()));
+    zmq::socket_t monitor(zmq_context(), zmq::socket_type::pair);
+    monitor.set(zmq::sockopt::linger, 0);
+    monitor.connect(monitor_endpoint);
+    try {
+      socket.connect(servers_[i].endpoint);
+    } catch (const zmq::error_t& e) {
+      fail("cannot connect to {} at {}: {}", servers_[i].label, servers_[i].endpoint, e.what());
+    }
+    sockets_.push_back(std::move(socket));
+    monitors_.push_back(std::move(monitor));
+  }
+}
+
+Client::~Client() {
+  for (auto& socket : sockets_) zmq_socket_monitor(static_cast<void*>(socket), nullptr, 0);
+}
+
+void Client::check_alive(int server) const {
+  if (dead_[server])
+    fail("server {} ({}) died: its connection closed (see that server's log for why)", servers_[server].label,
+         servers_[server].endpoint);
+}
+
+uint64_t Client::send(int server, Header header, std::vector<zmq::message_t> frames) {
+  check_alive(server);
+  header.request_id = next_id_++;
+  header.num_frames = static_cast<uint16_t>(frames.size());
+  zmq::socket_t& socket = sockets_.at(server);
+  socket.send(zmq::buffer(&header, sizeof header), frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+  for (size_t i = 0; i < frames.size(); ++i)
+    socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  pending_[header.request_id] = server;
+  return header.request_id;
+}
+
+void Client::poll_once(int timeout_ms) {
+  const size_t n = sockets_.size();
+  std::vector<zmq::pollitem_t> items;
+  items.reserve(2 * n);
+  for (auto& s : sockets_) items.push_back({static_cast<void*>(s), 0, ZMQ_POLLIN, 0});
+  for (auto& m : monitors_) items.push_back({static_cast<void*>(m), 0, ZMQ_POLLIN, 0});
+  zmq::poll(items.data(), items.size(), std::chrono::milliseconds(timeout_ms));
+  for (size_t i = 0; i < n; ++i) {
+    if (items[n + i].revents & ZMQ_POLLIN) {
+      std::vector<zmq::message_t> event;
+      (void)zmq::recv_multipart(monitors_[i], std::back_inserter(event), zmq::recv_flags::dontwait);
+      dead_[i] = true;
+    }
+    if (!(items[i].revents & ZMQ_POLLIN)) continue;
+    while (true) {
+      std::vector<zmq::message_t> parts;
+      if (!zmq::recv_multipart(sockets_[i], std::back_inserter(parts), zmq::recv_flags::dontwait)) break;
+      Reply reply;
+      try {
+        reply.header = decode_header(parts.at(0).data(), parts[0].size(), parts.size() - 1);
+      } catch (const std::exception& e) {
+        fail("bad reply from {}: {}", servers_[i].label, e.what());
+      }
+      for (size_t k = 1; k < parts.size(); ++k) reply.frames.push_back(std::move(parts[k]));
+      const uint64_t id = reply.header.request_id;
+      if (reply.header.status != 0 && pending_.count(id) == 0) {
+        // An error about a request we cannot match: report it rather than drop it.
+        fail("{} reported: {}", servers_[i].label, reply.frames.empty() ? "error" : reply.frames[0].to_string());
+      }
+      arrived_[id] = std::move(reply);
+    }
+  }
+}
+
+std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
+  std::vector<Reply> replies;
+  replies.reserve(ids.size());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(request_timeout_s_);
+  for (uint64_t id : ids) {
+    const auto pending = pending_.find(id);
+    if (pending == pending_.end()) fail("internal: no request {} is pending", id);
+    const int server = pending->second;
+    while (arrived_.count(id) == 0) {
+      check_alive(server);
+      if (std::chrono::steady_clock::now() > deadline)
+        fail("server {} ({}) did not answer within {} s", servers_[server].label, servers_[server].endpoint,
+             request_timeout_s_);
+      poll_once(200);
+    }
+    pending_.erase(pending);
+    Reply reply = std::move(arrived_[id]);
+    arrived_.erase(id);
+    if (reply.header.status != 0)
+      fail("{}", reply.frames.empty() ? servers_[server].label + " failed" : reply.frames[0].to_string());
+    replies.push_back(std::move(reply));
+  }
+  return replies;
+}
+
+Reply Client::call(int server, Header header, std::vector<zmq::message_t> frames) {
+  const uint64_t id = send(server, header, std::move(frames));
+  return std::move(wait({id})[0]);
+}
+
+}  // namespace tessera::net

@@ -1,0 +1,75 @@
+#include "tessera/partition/partition_book.h"
+
+#include <algorithm>
+
+#include "tessera/util/error.h"
+
+namespace tessera {
+namespace {
+
+IdSpace make_space(std::string policy, bool is_node, int type, const std::vector<IdRange>& ranges) {
+  IdSpace s;
+  s.policy = std::move(policy);
+  s.is_node = is_node;
+  s.type = type;
+  s.starts.push_back(0);
+  for (const IdRange& r : ranges) {
+    s.starts.push_back(s.starts.back() + (r.second - r.first));
+    s.homogeneous_first.push_back(r.first);
+  }
+  return s;
+}
+
+}  // namespace
+
+int IdSpace::owner(int64_t id) const {
+  if (id < 0 || id >= size()) return -1;
+  auto it = std::upper_bound(starts.begin() + 1, starts.end(), id);
+  return static_cast<int>(it - starts.begin()) - 1;
+}
+
+PartitionBook::PartitionBook(const PartitionConfig& config)
+    : num_parts_(config.num_parts), num_ntypes_(static_cast<int>(config.ntypes.size())) {
+  for (int t = 0; t < num_ntypes_; ++t)
+    spaces_.push_back(make_space("node:" + config.ntypes[t], true, t, config.node_map[t]));
+  for (size_t k = 0; k < config.etypes.size(); ++k)
+    spaces_.push_back(make_space("edge:" + config.etypes[k], false, static_cast<int>(k), config.edge_map[k]));
+}
+
+std::string PartitionBook::node_policy(int ntype) const { return spaces_.at(ntype).policy; }
+
+std::string PartitionBook::edge_policy(int etype) const { return spaces_.at(num_ntypes_ + etype).policy; }
+
+const IdSpace& PartitionBook::space(const std::string& policy) const {
+  for (const IdSpace& s : spaces_)
+    if (s.policy == policy) return s;
+  std::string known;
+  for (const IdSpace& s : spaces_) known += (known.empty() ? "" : ", ") + s.policy;
+  fail("unknown partition policy '{}' (this graph has: {})", policy, known);
+}
+
+SplitIds PartitionBook::split(const IdSpace& space, const int64_t* ids, int64_t count, const std::string& what) const {
+  SplitIds out;
+  out.local_rows.resize(num_parts_);
+  out.positions.resize(num_parts_);
+  if (num_parts_ == 1) {
+    // The common standalone case: no search needed.
+    auto& rows = out.local_rows[0];
+    rows.assign(ids, ids + count);
+    for (int64_t i = 0; i < count; ++i)
+      if (ids[i] < 0 || ids[i] >= space.size())
+        fail("{}: ID {} is out of range ({} has {} IDs)", what, ids[i], space.policy, space.size());
+    out.positions[0].resize(count);
+    for (int64_t i = 0; i < count; ++i) out.positions[0][i] = i;
+    return out;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const int p = space.owner(ids[i]);
+    if (p < 0) fail("{}: ID {} is out of range ({} has {} IDs)", what, ids[i], space.policy, space.size());
+    out.local_rows[p].push_back(ids[i] - space.starts[p]);
+    out.positions[p].push_back(i);
+  }
+  return out;
+}
+
+}  // namespace tessera
