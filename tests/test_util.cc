@@ -1,6 +1,15 @@
 #include "test_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <array>
 #include <cstdio>
@@ -29,22 +38,101 @@ std::string shared_data_dir() {
   return "";
 }
 
-CommandResult run_tessera(const std::string& args) {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CommandResult run_command(const std::string& command_line) {
   TempDir scratch;
   const std::string out = scratch / "stdout", err = scratch / "stderr";
-  const std::string cmd = std::string(TESSERA_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd = command_line + " >" + out + " 2>" + err;
   CommandResult r;
   const int status = std::system(cmd.c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read_file(out);
+  r.err = read_file(err);
   return r;
+}
+
+CommandResult run_tessera(const std::string& args) { return run_command(std::string(TESSERA_BINARY) + " " + args); }
+
+BackgroundCommand::BackgroundCommand(const std::string& command_line, const std::string& log_path) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const std::string cmd = "exec " + command_line + " >" + log_path + " 2>&1";
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+}
+
+BackgroundCommand::~BackgroundCommand() {
+  if (status_ < 0 && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+int BackgroundCommand::wait(double timeout_s) {
+  if (status_ >= 0) return status_;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return status_;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+int free_port_block(int n) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    // Let the kernel pick a free port, then check the block above it.
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(probe);
+    const int base = ntohs(addr.sin_port);
+    if (base + n > 65000) continue;
+    bool all_free = true;
+    for (int p = base; p < base + n && all_free; ++p) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(p));
+      all_free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      ::close(fd);
+    }
+    if (all_free) return base;
+  }
+  ADD_FAILURE() << "no block of " << n << " free ports";
+  return 0;
+}
+
+std::vector<int> processes_matching(const std::string& needle) {
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_file(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    const std::string stat = read_file(e.path().string() + "/stat");
+    const size_t close = stat.rfind(')');
+    const bool zombie = close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+    if (!zombie && cmdline.find(needle) != std::string::npos && std::stoi(name) != ::getpid())
+      pids.push_back(std::stoi(name));
+  }
+  return pids;
 }
 
 int count_entries_with_prefix(const std::string& dir, const std::string& prefix) {

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <sys/types.h>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +44,32 @@ struct CommandResult {
 
 // Runs `tessera <args>` (args already shell-quoted where needed).
 CommandResult run_tessera(const std::string& args);
+
+// Runs a shell command line; stdout and stderr captured separately.
+CommandResult run_command(const std::string& command_line);
+
+// A shell command running in the background, its output going to a file.
+class BackgroundCommand {
+ public:
+  BackgroundCommand(const std::string& command_line, const std::string& log_path);
+  ~BackgroundCommand();  // kills it if still running
+  // Exit code (128+signal when killed), or -1 if still running after `timeout_s`.
+  int wait(double timeout_s);
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+// A base port with `n` consecutive free TCP ports on 127.0.0.1, so tests run
+// in parallel do not collide.
+int free_port_block(int n);
+
+// Pids of live processes whose command line contains `needle`.
+std::vector<int> processes_matching(const std::string& needle);
+
+std::string read_file(const std::string& path);
 
 // Entries of `dir` whose names start with `prefix` (to find leftovers).
 int count_entries_with_prefix(const std::string& dir, const std::string& prefix);

@@ -92,9 +92,9 @@ net::Client& Context::client() {
   return *client_;
 }
 
-int Context::server_for(int part) const {
+int Context::server_for(int part, size_t k) const {
   const auto& servers = servers_.at(part);
-  return servers[env_.trainer_id % servers.size()];
+  return servers[(env_.trainer_id + k) % servers.size()];
 }
 
 store::LocalTensor* Context::local_tensor(const std::string& name) {
@@ -106,11 +106,7 @@ void Context::finalize() {
   finalized_ = true;
   if (standalone()) return;
   collectives_->barrier();
-  if (rank() != 0) return;
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < client_->num_servers(); ++i)
-    ids.push_back(client_->send(i, net::make_header(net::MessageType::kShutdown, 0, ""), {}));
-  client_->wait(ids);
+  if (rank() == 0) client_->shutdown_servers();
 }
 
 }  // namespace tessera::dist

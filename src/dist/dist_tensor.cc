@@ -1,5 +1,7 @@
 #include "tessera/dist/dist_tensor.h"
 
+#include <exception>
+
 #include <fmt/format.h>
 
 #include "tessera/dist/kv_client.h"
@@ -15,7 +17,9 @@ struct DistTensor::State {
   bool owner = false;  // this handle deletes the tensor when it goes
 
   ~State() {
-    if (!owner || spec.persistent) return;
+    // After finalize, or unwinding from an error, servers may be gone; the
+    // job's teardown removes the segments.
+    if (!owner || spec.persistent || ctx->finalized() || std::uncaught_exceptions() > 0) return;
     try {
       delete_tensor(*ctx, spec.name);
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "tessera/dist/kv_client.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -13,11 +14,14 @@ using net::Header;
 using net::MessageType;
 
 constexpr size_t kParallelBytes = 1 << 20;
+// Size of one pull request's reply: small enough to pipeline, large enough
+// that per-message costs vanish.
+constexpr size_t kChunkBytes = 1 << 20;
 
 // Copies row i of `src` to row positions[i] of `dst`.
-void scatter(const char* src, const std::vector<int64_t>& positions, size_t row_bytes, char* dst) {
-  const int64_t n = static_cast<int64_t>(positions.size());
-  const bool parallel = row_bytes * positions.size() >= kParallelBytes;
+void scatter(const char* src, const int64_t* positions, size_t count, size_t row_bytes, char* dst) {
+  const int64_t n = static_cast<int64_t>(count);
+  const bool parallel = row_bytes * count >= kParallelBytes;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * row_bytes, src + i * row_bytes, row_bytes);
 }
@@ -51,18 +55,31 @@ store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
 Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count) {
   const IdSpace& space = ctx.book().space(spec.policy);
   SplitIds split = ctx.book().split(space, ids, count, "pull from " + spec.name);
-  Array out = Array::zeros(spec.dtype, shape_of(spec, count));
+  Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
   const size_t rb = out.row_bytes();
   char* dst = static_cast<char*>(out.mutable_raw());
 
-  std::vector<std::pair<int, uint64_t>> requests;  // (part, request id)
+  // Remote rows go in chunks, all sent before any reply is awaited: the
+  // servers gather chunk k+1 while chunk k is on the wire and this thread
+  // copies chunk k-1 into place. Chunks rotate over the partition's servers.
+  struct Chunk {
+    int part;
+    size_t begin, end;  // positions in split.positions[part]
+    uint64_t request;
+  };
+  std::vector<Chunk> chunks;
   for (int p = 0; p < ctx.num_parts(); ++p) {
-    if (split.local_rows[p].empty() || p == ctx.local_part()) continue;
-    Header h = net::make_header(MessageType::kPull, 0, spec.name);
-    net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(split.local_rows[p].size())});
-    std::vector<zmq::message_t> frames;
-    frames.push_back(net::frame_of(std::move(split.local_rows[p])));
-    requests.emplace_back(p, ctx.client().send(ctx.server_for(p), h, std::move(frames)));
+    const auto& rows = split.local_rows[p];
+    if (rows.empty() || p == ctx.local_part()) continue;
+    const size_t per_chunk = std::max<size_t>(1, kChunkBytes / rb);
+    for (size_t begin = 0, k = 0; begin < rows.size(); begin += per_chunk, ++k) {
+      const size_t end = std::min(rows.size(), begin + per_chunk);
+      Header h = net::make_header(MessageType::kPull, 0, spec.name);
+      net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(end - begin)});
+      std::vector<zmq::message_t> frames;
+      frames.push_back(net::frame_of(std::vector<int64_t>(rows.begin() + begin, rows.begin() + end)));
+      chunks.push_back({p, begin, end, ctx.client().send(ctx.server_for(p, k), h, std::move(frames))});
+    }
   }
   // While the requests travel, copy the local rows straight from memory.
   const int local = ctx.local_part();
@@ -78,16 +95,11 @@ Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids,
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * rb, src + rows[i] * rb, rb);
   }
-  if (requests.empty()) return out;
-  std::vector<uint64_t> ids_only;
-  for (auto& r : requests) ids_only.push_back(r.second);
-  std::vector<net::Reply> replies = ctx.client().wait(ids_only);
-  for (size_t k = 0; k < requests.size(); ++k) {
-    const int p = requests[k].first;
-    const net::Reply& reply = replies[k];
-    if (reply.frames.size() != 1 || reply.frames[0].size() != split.positions[p].size() * rb)
-      fail("pull from {}: the reply of partition {} has the wrong size", spec.name, p);
-    scatter(reply.frames[0].data<char>(), split.positions[p], rb, dst);
+  for (const Chunk& c : chunks) {
+    const net::Reply reply = std::move(ctx.client().wait({c.request})[0]);
+    if (reply.frames.size() != 1 || reply.frames[0].size() != (c.end - c.begin) * rb)
+      fail("pull from {}: the reply of partition {} has the wrong size", spec.name, c.part);
+    scatter(reply.frames[0].data<char>(), split.positions[c.part].data() + c.begin, c.end - c.begin, rb, dst);
   }
   return out;
 }

@@ -38,14 +38,18 @@ DType dtype_from_name(const std::string& name) {
   fail("unknown dtype '{}' (expected int32, int64, float32, float64, uint8 or bool)", name);
 }
 
-Array Array::zeros(DType dtype, std::vector<int64_t> shape) {
+Array Array::zeros(DType dtype, std::vector<int64_t> shape) { return allocate(dtype, std::move(shape), true); }
+
+Array Array::uninitialized(DType dtype, std::vector<int64_t> shape) { return allocate(dtype, std::move(shape), false); }
+
+Array Array::allocate(DType dtype, std::vector<int64_t> shape, bool zero) {
   Array a;
   a.dtype_ = dtype;
   a.shape_ = std::move(shape);
   size_t bytes = a.nbytes();
   // calloc lets the kernel hand out zero pages lazily: big arrays cost nothing
-  // until written.
-  void* buffer = std::calloc(bytes > 0 ? bytes : 1, 1);
+  // until written. Buffers about to be overwritten skip the zeroing.
+  void* buffer = zero ? std::calloc(bytes > 0 ? bytes : 1, 1) : std::malloc(bytes > 0 ? bytes : 1);
   if (!buffer) fail("out of memory allocating {} bytes for a {} array", bytes, a.shape_string());
   a.owner_ = std::shared_ptr<const void>(buffer, [](const void* p) { std::free(const_cast<void*>(p)); });
   a.data_ = buffer;

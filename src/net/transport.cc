@@ -198,7 +198,10 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
     if (pending == pending_.end()) fail("internal: no request {} is pending", id);
     const int server = pending->second;
     while (arrived_.count(id) == 0) {
-      check_alive(server);
+      // The job cannot go on without any of its servers: fail on the first
+      // death seen, not only that of the server this reply comes from.
+      if (closing_) check_alive(server);
+      else for (int s = 0; s < num_servers(); ++s) check_alive(s);
       if (std::chrono::steady_clock::now() > deadline)
         fail("server {} ({}) did not answer within {} s", servers_[server].label, servers_[server].endpoint,
              request_timeout_s_);
@@ -212,6 +215,13 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
     replies.push_back(std::move(reply));
   }
   return replies;
+}
+
+void Client::shutdown_servers() {
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < num_servers(); ++i) ids.push_back(send(i, make_header(MessageType::kShutdown, 0, ""), {}));
+  closing_ = true;
+  wait(ids);
 }
 
 Reply Client::call(int server, Header header, std::vector<zmq::message_t> frames) {

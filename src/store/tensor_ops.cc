@@ -58,7 +58,7 @@ void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, 
 Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count) {
   std::vector<int64_t> shape = tensor.rows.shape();
   shape[0] = count;
-  Array out = Array::zeros(tensor.rows.dtype(), shape);
+  Array out = Array::uninitialized(tensor.rows.dtype(), shape);
   gather_rows(tensor, rows, count, out.mutable_raw());
   return out;
 }

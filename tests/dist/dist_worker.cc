@@ -412,6 +412,12 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[1];
   const auto flags = parse_flags(argc, argv);
+  // Servers leave their pid where the fault tests can find it.
+  const char* role = std::getenv("TESSERA_ROLE");
+  if (role != nullptr && std::string(role) == "server" && flags.count("--out"))
+    std::ofstream(fmt::format("{}/server-m{}-s{}.pid", flags.at("--out"), std::getenv("TESSERA_MACHINE_ID"),
+                              std::getenv("TESSERA_SERVER_ID")))
+        << ::getpid() << "\n";
   try {
     if (scenario == "check") return run_check(flags);
     if (scenario == "pull-loop") return run_pull_loop(flags);

@@ -50,7 +50,9 @@ class Context {
 
   // The server of partition `part` that this trainer sends requests to (the
   // trainers of a machine spread over its servers).
-  int server_for(int part) const;
+  // `k` rotates over the partition's servers (chunks of one request).
+  int server_for(int part, size_t k = 0) const;
+  bool finalized() const { return finalized_; }
   // A local tensor by name (mapping published tensors on first use), or null.
   store::LocalTensor* local_tensor(const std::string& name);
 

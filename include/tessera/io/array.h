@@ -30,6 +30,8 @@ class Array {
   Array() = default;
   // A zero-filled owned array.
   static Array zeros(DType dtype, std::vector<int64_t> shape);
+  // Contents undefined: for buffers the caller fills completely.
+  static Array uninitialized(DType dtype, std::vector<int64_t> shape);
   template <typename T>
   static Array from_vector(const std::vector<T>& values) {
     Array a = zeros(dtype_of<T>(), {static_cast<int64_t>(values.size())});
@@ -69,6 +71,7 @@ class Array {
 
  private:
   void check_type(DType expected) const;
+  static Array allocate(DType dtype, std::vector<int64_t> shape, bool zero);
 
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> shape_;

@@ -80,6 +80,9 @@ class Client {
   // server or a timeout throws tessera::Error naming the server.
   std::vector<Reply> wait(const std::vector<uint64_t>& ids);
   Reply call(int server, Header header, std::vector<zmq::message_t> frames);
+  // Tells every server to shut down and waits for each to acknowledge; from
+  // here on their connections closing is expected, not an error.
+  void shutdown_servers();
 
  private:
   void poll_once(int timeout_ms);
@@ -89,6 +92,7 @@ class Client {
   std::vector<zmq::socket_t> sockets_;
   std::vector<zmq::socket_t> monitors_;
   std::vector<bool> dead_;
+  bool closing_ = false;
   std::map<uint64_t, int> pending_;  // request id -> server
   std::map<uint64_t, Reply> arrived_;
   uint64_t next_id_ = 1;

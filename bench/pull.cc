@@ -1,0 +1,141 @@
+// Pull throughput of DistTensor rows against the machine's physical limits.
+// Run under `tessera launch` with 2 machines (see bench/pull.sh): trainer 0
+// pulls 100-float rows in batches of 10,000 random IDs from its own
+// partition (shared memory, no RPC) and from the other one (ZeroMQ over
+// loopback), and measures memcpy bandwidth and a raw loopback TCP stream in
+// the same run. Prints one table.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/dist/context.h"
+#include "tessera/dist/dist_tensor.h"
+#include "tessera/util/error.h"
+#include "tessera/util/random.h"
+#include "tessera/util/timer.h"
+
+namespace dist = tessera::dist;
+
+namespace {
+
+constexpr int64_t kDim = 100;
+constexpr int64_t kBatch = 10000;
+
+struct Row {
+  std::string what;
+  double seconds = 0;
+  double rows_per_s = 0;
+  double gb_per_s = 0;
+};
+
+// Random IDs owned by partition `part`.
+std::vector<int64_t> batch_in(const tessera::IdSpace& space, int part, tessera::Rng& rng) {
+  std::vector<int64_t> ids(kBatch);
+  const int64_t lo = space.starts[part], n = space.starts[part + 1] - lo;
+  for (auto& id : ids) id = lo + static_cast<int64_t>(rng.below(n));
+  return ids;
+}
+
+Row time_pulls(const char* what, const dist::DistTensor& t, const tessera::IdSpace& space, int part, int batches) {
+  tessera::Rng rng(1, part);
+  std::vector<std::vector<int64_t>> all;
+  for (int b = 0; b < batches; ++b) all.push_back(batch_in(space, part, rng));
+  t.pull(all[0]);  // warm up: maps the segment, opens connections
+  const tessera::Timer timer;
+  for (const auto& ids : all) t.pull(ids);
+  const double s = timer.seconds();
+  const double rows = static_cast<double>(batches) * kBatch;
+  return {what, s, rows / s, rows * kDim * sizeof(float) / s / 1e9};
+}
+
+Row time_memcpy() {
+  const size_t bytes = size_t{256} << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 2);
+  std::memcpy(b.data(), a.data(), bytes);
+  const int reps = 8;
+  const tessera::Timer timer;
+  for (int r = 0; r < reps; ++r) std::memcpy(r % 2 ? a.data() : b.data(), r % 2 ? b.data() : a.data(), bytes);
+  const double s = timer.seconds();
+  return {"memcpy (1 thread, 256 MiB)", s, 0, static_cast<double>(bytes) * reps / s / 1e9};
+}
+
+// One TCP stream over loopback: the most any single connection can carry.
+Row time_loopback_tcp() {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 1) != 0)
+    tessera::fail("loopback benchmark: cannot listen");
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const size_t total = size_t{2} << 30, chunk = size_t{4} << 20;
+  std::thread receiver([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    std::vector<char> buf(chunk);
+    size_t got = 0;
+    while (got < total) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  });
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) tessera::fail("loopback: cannot connect");
+  std::vector<char> buf(chunk, 7);
+  const tessera::Timer timer;
+  for (size_t sent = 0; sent < total;) {
+    const ssize_t n = ::write(fd, buf.data(), std::min(chunk, total - sent));
+    if (n <= 0) tessera::fail("loopback: write failed");
+    sent += static_cast<size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  receiver.join();
+  const double s = timer.seconds();
+  ::close(fd);
+  ::close(listener);
+  return {"raw TCP over loopback (1 stream)", s, 0, static_cast<double>(total) / s / 1e9};
+}
+
+}  // namespace
+
+int main() {
+  try {
+    auto ctx = dist::initialize();
+    if (ctx->num_parts() < 2) tessera::fail("bench_pull needs 2 partitions (run bench/pull.sh)");
+    const tessera::IdSpace& space = ctx->book().space("node:_N");
+    dist::DistTensor t(*ctx, "bench_rows", tessera::DType::kFloat32, {kDim}, "node:_N",
+                       tessera::store::Initializer{"uniform", -1, 1, 1});
+    if (ctx->rank() == 0) {
+      const int local = ctx->local_part(), remote = (local + 1) % ctx->num_parts();
+      std::vector<Row> rows;
+      rows.push_back(time_memcpy());
+      rows.push_back(time_pulls("pull, local partition (shared memory)", t, space, local, 200));
+      rows.push_back(time_loopback_tcp());
+      rows.push_back(time_pulls("pull, remote partition (ZeroMQ, loopback)", t, space, remote, 100));
+      fmt::print("\n{} rows of {} floats per partition; batches of {} random IDs\n\n", space.starts[1], kDim, kBatch);
+      fmt::print("| {:<42} | {:>8} | {:>12} | {:>8} |\n", "measurement", "time s", "rows/s", "GB/s");
+      fmt::print("|{:-<44}|{:->10}|{:->14}|{:->10}|\n", "", "", "", "");
+      for (const Row& r : rows)
+        fmt::print("| {:<42} | {:>8.3f} | {:>12} | {:>8.2f} |\n", r.what, r.seconds,
+                   r.rows_per_s > 0 ? fmt::format("{:.3g}", r.rows_per_s) : "-", r.gb_per_s);
+      fmt::print("\nlocal pulls: {:.0f}% of memcpy; remote pulls: {:.0f}% of raw loopback TCP; peak RSS {:.2f} GB\n",
+                 100 * rows[1].gb_per_s / rows[0].gb_per_s, 100 * rows[3].gb_per_s / rows[2].gb_per_s,
+                 tessera::peak_rss_bytes() / 1e9);
+    }
+    ctx->finalize();
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_pull: error: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,221 @@
+// Multi-process tests of the distributed runtime: real servers and trainers
+// started by `tessera launch` on loopback, running tests/dist/dist_worker.cc,
+// which checks results itself; faults are injected for real (SIGKILL, busy
+// ports, garbage bytes).
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "tessera/store/shared_memory.h"
+
+namespace tessera::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One small dataset, partitioned into 2 parts and into 1, shared by the tests.
+class DistTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const std::string d = *dir_ / "data";
+    ASSERT_EQ(run_tessera(fmt::format("gen products-like --nodes 4000 --edges 40000 --feat-dim 16 --out {}", d))
+                  .exit_code, 0);
+    ASSERT_EQ(run_tessera(fmt::format("partition --input {} --num-parts 2 --graph-name g --out {}", d,
+                                      *dir_ / "p2")).exit_code, 0);
+    ASSERT_EQ(run_tessera(fmt::format("partition --input {} --num-parts 1 --graph-name g --out {}", d,
+                                      *dir_ / "p1")).exit_code, 0);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string data() { return *dir_ / "data"; }
+  static std::string part_config(int parts) { return *dir_ / fmt::format("p{}/g.json", parts); }
+
+  // An ip_config of `machines` lines on 127.0.0.1 with free ports.
+  std::string ip_config(int machines, int servers) {
+    const int span = servers + 2;
+    const int base = free_port_block(machines * span);
+    std::string text;
+    for (int m = 0; m < machines; ++m) text += fmt::format("127.0.0.1 {}\n", base + m * span);
+    const std::string path = scratch_ / "ip_config.txt";
+    std::ofstream(path) << text;
+    base_port_ = base;
+    return path;
+  }
+
+  std::string launch_command(const std::string& ip, int parts, int servers, int trainers, const std::string& worker_args) {
+    return fmt::format("{} launch --ip-config {} --part-config {} --num-servers {} --num-trainers {} --timeout 30 "
+                       "\"{} {}\"",
+                       TESSERA_BINARY, ip, part_config(parts), servers, trainers, TESSERA_DIST_WORKER, worker_args);
+  }
+
+  static std::string job_id(const std::string& log) {
+    std::smatch m;
+    return std::regex_search(log, m, std::regex("launch: job ([A-Za-z0-9_-]+)")) ? m[1].str() : "";
+  }
+
+  static int count(const std::string& text, const std::string& needle) {
+    int n = 0;
+    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+    return n;
+  }
+
+  TempDir scratch_;
+  int base_port_ = 0;
+  static TempDir* dir_;
+};
+
+TempDir* DistTest::dir_ = nullptr;
+
+TEST_F(DistTest, TwoMachinesTwoServersTwoTrainersAndStandaloneAgree) {
+  const std::string out = scratch_.path();
+  const CommandResult r =
+      run_command(launch_command(ip_config(2, 2), 2, 2, 2, fmt::format("check --data {} --out {}", data(), out)));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Every check ran on all 4 trainers, each prefixed with its machine and role.
+  for (const char* line : {"pulls match the dataset", "find_edges and in_degrees match the dataset",
+                           "all-reduce and all-gather over 4 trainers are correct",
+                           "concurrent adds lost nothing (4 trainers x 40 rounds)", "adagrad matches torch.optim",
+                           "adam matches torch.optim", "persistent tensors survive", "all checks passed"})
+    EXPECT_EQ(count(r.out, line), 4) << line << "\n" << r.out;
+  for (const char* label : {"[m0/trainer/0]", "[m0/trainer/1]", "[m1/trainer/0]", "[m1/trainer/1]"})
+    EXPECT_NE(r.out.find(label), std::string::npos) << label;
+  EXPECT_EQ(count(r.err, "shut down"), 4) << r.err;  // 2 machines x (main + backup)
+
+  const std::string id = job_id(r.err);
+  ASSERT_FALSE(id.empty()) << r.err;
+  EXPECT_EQ(store::count_job_segments(id), 0);
+  EXPECT_TRUE(processes_matching(out).empty());
+
+  // Standalone on the 1-partition graph: the same rows for every original ID.
+  const CommandResult s = run_command(fmt::format("{} check --data {} --out {} --part-config {}", TESSERA_DIST_WORKER,
+                                                  data(), out, part_config(1)));
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("all checks passed"), std::string::npos);
+  const std::string distributed = read_file(out + "/feat-distributed.npy");
+  ASSERT_GT(distributed.size(), 4000u * 16 * 4);
+  EXPECT_EQ(distributed, read_file(out + "/feat-standalone.npy"));
+}
+
+TEST_F(DistTest, KilledServerFailsEveryTrainerFastAndLeavesNothing) {
+  const std::string out = scratch_.path();
+  const std::string log = out + "/launch.log";
+  BackgroundCommand job(launch_command(ip_config(2, 2), 2, 2, 2, fmt::format("pull-loop --out {}", out)), log);
+  // Wait until all 4 trainers are pulling across partitions.
+  const auto start = std::chrono::steady_clock::now();
+  while (count_entries_with_prefix(out, "pulling-") < 4) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60)) << read_file(log);
+    ASSERT_EQ(job.wait(0), -1) << read_file(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const int victim = std::stoi(read_file(out + "/server-m1-s0.pid"));
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  const int code = job.wait(30);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const std::string text = read_file(log);
+  EXPECT_NE(code, 0) << text;
+  EXPECT_NE(code, -1) << "the launcher did not exit: " << text;
+  EXPECT_LT(seconds, 10.0) << text;
+  // Each trainer names the dead server itself.
+  for (const std::string label : {"[m0/trainer/0]", "[m0/trainer/1]", "[m1/trainer/0]", "[m1/trainer/1]"}) {
+    bool named = false;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+      named |= line.rfind(label, 0) == 0 && line.find("server m1/server/0 (tcp://") != std::string::npos &&
+               line.find("died") != std::string::npos;
+    EXPECT_TRUE(named) << label << " did not report the dead server:\n" << text;
+  }
+  const std::string id = job_id(text);
+  ASSERT_FALSE(id.empty()) << text;
+  EXPECT_EQ(store::count_job_segments(id), 0);
+  EXPECT_TRUE(processes_matching(out).empty());
+}
+
+TEST_F(DistTest, UnreachableMasterIsReportedWithinTheTimeout) {
+  const int port = free_port_block(1);  // nothing listens there
+  const std::string env = fmt::format(
+      "TESSERA_ROLE=trainer TESSERA_JOB_ID=t1 TESSERA_MACHINE_ID=0 TESSERA_NUM_MACHINES=1 TESSERA_TRAINER_ID=0 "
+      "TESSERA_NUM_SERVERS=1 TESSERA_NUM_TRAINERS=1 TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={} "
+      "TESSERA_MASTER_ADDR=127.0.0.1 TESSERA_MASTER_PORT={} TESSERA_TIMEOUT_S=2",
+      ip_config(1, 1), part_config(1), port);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = run_command(fmt::format("env {} {} pull-loop --out {}", env, TESSERA_DIST_WORKER, scratch_.path()));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(fmt::format("cannot reach the rendezvous store at 127.0.0.1:{} within 2 s", port)),
+            std::string::npos) << r.err;
+  EXPECT_LT(seconds, 10.0);
+}
+
+TEST_F(DistTest, ServerPortInUseIsReportedBeforeServing) {
+  const std::string ip = ip_config(1, 1);
+  // Hold server 0's port (base + 1) the way another program would.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(base_port_ + 1));
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  const std::string env = fmt::format(
+      "TESSERA_ROLE=server TESSERA_JOB_ID=t2 TESSERA_MACHINE_ID=0 TESSERA_NUM_MACHINES=1 TESSERA_SERVER_ID=0 "
+      "TESSERA_NUM_SERVERS=1 TESSERA_NUM_TRAINERS=1 TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={} "
+      "TESSERA_MASTER_ADDR=127.0.0.1 TESSERA_MASTER_PORT={} TESSERA_TIMEOUT_S=5",
+      ip, part_config(1), base_port_);
+  const CommandResult r = run_command(fmt::format("env {} {} check", env, TESSERA_DIST_WORKER));
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(fmt::format("cannot listen on tcp://127.0.0.1:{}", base_port_ + 1)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Address already in use"), std::string::npos) << r.err;
+  EXPECT_EQ(store::count_job_segments("t2"), 0);
+
+  // Through the launcher: refused before anything starts.
+  const int fd2 = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(::bind(fd2, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const CommandResult l = run_command(launch_command(ip, 1, 1, 1, "check"));
+  ::close(fd2);
+  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_NE(l.err.find("already in use"), std::string::npos) << l.err;
+  EXPECT_EQ(l.out.find("[m0/"), std::string::npos) << "a process started: " << l.out;
+}
+
+TEST_F(DistTest, PartConfigNotMatchingIpConfigIsRefused) {
+  const std::string env = fmt::format(
+      "TESSERA_ROLE=server TESSERA_JOB_ID=t3 TESSERA_MACHINE_ID=0 TESSERA_NUM_MACHINES=3 TESSERA_SERVER_ID=0 "
+      "TESSERA_NUM_SERVERS=1 TESSERA_NUM_TRAINERS=1 TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={} "
+      "TESSERA_MASTER_ADDR=127.0.0.1 TESSERA_MASTER_PORT=1 TESSERA_TIMEOUT_S=2",
+      ip_config(3, 1), part_config(2), base_port_);
+  const CommandResult r = run_command(fmt::format("env {} {} check", env, TESSERA_DIST_WORKER));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("has 2 partitions but"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lists 3 machines"), std::string::npos) << r.err;
+
+  const CommandResult l = run_command(launch_command(ip_config(3, 1), 2, 1, 1, "check"));
+  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_NE(l.err.find("2 partitions"), std::string::npos) << l.err;
+  EXPECT_EQ(l.out.find("[m0/"), std::string::npos) << "a process started: " << l.out;
+}
+
+TEST_F(DistTest, GarbageAtAServerGetsErrorRepliesAndServingGoesOn) {
+  const CommandResult r = run_command(launch_command(ip_config(1, 1), 1, 1, 1, "garbage"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "bad message answered"), 5) << r.out;
+  EXPECT_NE(r.out.find("server kept serving after garbage"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessera::testing

@@ -1,0 +1,149 @@
+// In-process tests of the pieces under the runtime: the wire header's
+// checks, row operations and locks, the partition book.
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tessera/net/message.h"
+#include "tessera/partition/partition_book.h"
+#include "tessera/store/row_locks.h"
+#include "tessera/store/tensor.h"
+#include "tessera/store/tensor_ops.h"
+#include "tessera/util/error.h"
+
+namespace tessera {
+namespace {
+
+using net::Header;
+using net::ProtocolError;
+
+std::string decode_error(const Header& h, size_t bytes, size_t frames) {
+  try {
+    net::decode_header(&h, bytes, frames);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Wire, HeaderDecodeRejectsEveryMalformedField) {
+  Header good = net::make_header(net::MessageType::kPull, 7, "node/_N/feat");
+  net::set_shape(&good, DType::kInt64, {10});
+  good.num_frames = 1;
+  EXPECT_EQ(decode_error(good, sizeof good, 1), "");
+  EXPECT_NE(decode_error(good, sizeof good - 1, 1).find("header frame has 255 bytes"), std::string::npos);
+  EXPECT_NE(decode_error(good, sizeof good, 2).find("announces 1 payload frames"), std::string::npos);
+  Header h = good;
+  h.magic = 1;
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("bad magic"), std::string::npos);
+  h = good;
+  h.version = 9;
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("protocol version 9"), std::string::npos);
+  h = good;
+  h.type = 999;
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("unknown message type"), std::string::npos);
+  h = good;
+  std::memset(h.name, 'x', sizeof h.name);
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("not terminated"), std::string::npos);
+  h = good;
+  h.ndim = 5;
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("5 dimensions"), std::string::npos);
+  h = good;
+  h.shape[0] = -3;
+  EXPECT_NE(decode_error(h, sizeof h, 1).find("shape dimension 0 is -3"), std::string::npos);
+  EXPECT_THROW(net::check_frame(16, DType::kInt64, 3, 1, "ids"), ProtocolError);
+  EXPECT_NO_THROW(net::check_frame(24, DType::kInt64, 3, 1, "ids"));
+  EXPECT_THROW(net::make_header(net::MessageType::kPull, 1, std::string(200, 'n')), std::invalid_argument);
+}
+
+store::LocalTensor zeros_tensor(int64_t rows, int64_t width) {
+  store::TensorSpec spec;
+  spec.name = "t";
+  spec.row_shape = {width};
+  spec.policy = "node:_N";
+  return store::create_heap_tensor(spec, 0, rows);
+}
+
+TEST(RowOps, ConcurrentAddsUnderStripeLocksLoseNothing) {
+  store::LocalTensor t = zeros_tensor(8, 16);
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data());
+  const std::vector<int64_t> rows{0, 3, 3, 7};
+  const std::vector<float> ones(rows.size() * 16, 1.0f);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) store::add_rows(t, rows.data(), 4, ones.data(), locks);
+    });
+  for (auto& th : threads) th.join();
+  const float* d = t.rows.data<float>();
+  EXPECT_EQ(d[0 * 16], 8000.0f);
+  EXPECT_EQ(d[3 * 16 + 5], 16000.0f);  // listed twice per push
+  EXPECT_EQ(d[7 * 16 + 15], 8000.0f);
+  EXPECT_EQ(d[1 * 16], 0.0f);
+}
+
+TEST(RowOps, BadRowsAndReadOnlyTensorsAreErrorsBeforeAnyWrite) {
+  store::LocalTensor t = zeros_tensor(4, 2);
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data());
+  const std::vector<int64_t> rows{1, 4};
+  const std::vector<float> v(4, 5.0f);
+  EXPECT_THROW(store::add_rows(t, rows.data(), 2, v.data(), locks), Error);
+  EXPECT_EQ(t.rows.data<float>()[2], 0.0f);  // row 1 untouched: the check comes first
+  t.writable = false;
+  const std::vector<int64_t> ok{1};
+  try {
+    store::assign_rows(t, ok.data(), 1, v.data());
+    FAIL() << "wrote to a read-only tensor";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos);
+  }
+}
+
+TEST(RowOps, RandomInitDependsOnIdNotOnPartitioning) {
+  store::TensorSpec spec;
+  spec.name = "e";
+  spec.row_shape = {4};
+  spec.policy = "node:_N";
+  spec.init = {"normal", 0, 1, 42};
+  const store::LocalTensor whole = store::create_heap_tensor(spec, 0, 10);
+  const store::LocalTensor tail = store::create_heap_tensor(spec, 6, 4);  // rows 6..9 on another "partition"
+  EXPECT_EQ(std::memcmp(whole.rows.data<float>() + 6 * 4, tail.rows.data<float>(), 4 * 4 * sizeof(float)), 0);
+}
+
+TEST(PartitionBookTest, SplitFindsOwnerAndLocalRow) {
+  PartitionConfig config;
+  config.num_parts = 3;
+  config.ntypes = {"a", "b"};
+  config.etypes = {"a:r:b"};
+  // Partition-major, type-minor homogeneous ranges.
+  config.node_map = {{{0, 5}, {9, 10}, {12, 20}}, {{5, 9}, {10, 12}, {20, 21}}};
+  config.edge_map = {{{0, 3}, {3, 4}, {4, 9}}};
+  PartitionBook book(config);
+  const IdSpace& a = book.space("node:a");
+  EXPECT_EQ(a.size(), 14);
+  EXPECT_EQ(a.owner(4), 0);
+  EXPECT_EQ(a.owner(5), 1);
+  EXPECT_EQ(a.owner(6), 2);
+  EXPECT_EQ(a.owner(14), -1);
+  const std::vector<int64_t> ids{13, 0, 5, 6};
+  const SplitIds split = book.split(a, ids.data(), 4, "test");
+  EXPECT_EQ(split.local_rows[2], (std::vector<int64_t>{7, 0}));
+  EXPECT_EQ(split.positions[2], (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(split.local_rows[1], (std::vector<int64_t>{0}));
+  EXPECT_EQ(book.space("node:b").homogeneous_first[1], 10);
+  try {
+    book.space("node:c");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node:a, node:b, edge:a:r:b"), std::string::npos) << e.what();
+  }
+  const std::vector<int64_t> bad{14};
+  EXPECT_THROW(book.split(a, bad.data(), 1, "test"), Error);
+}
+
+}  // namespace
+}  // namespace tessera
