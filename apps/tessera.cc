@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   tessera::add_gen_command(app);
   tessera::add_partition_command(app);
   tessera::add_inspect_command(app);
+  tessera::add_launch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -53,10 +53,10 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
         const int span_a = 1 + (a.num_servers > 0 ? a.num_servers : num_servers);
         const int span_b = 1 + (b.num_servers > 0 ? b.num_servers : num_servers);
         if (a.base_port < b.base_port + span_b && b.base_port < a.base_port + span_a)
-          fail("{}: lines {} and {} both use {} with overlapping ports {}..{} and {}..{} "
+          fail("{}:{}: ports {}..{} on {} overlap line {}'s {}..{} "
                "(each machine needs base_port .. base_port+num_servers)",
-               path, a.line, b.line, ip, a.base_port, a.base_port + span_a - 1, b.base_port,
-               b.base_port + span_b - 1);
+               path, b.line, b.base_port, b.base_port + span_b - 1, ip, a.line, a.base_port,
+               a.base_port + span_a - 1);
       }
   return machines;
 }

@@ -9,5 +9,6 @@ namespace tessera {
 void add_gen_command(CLI::App& app);
 void add_partition_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
 
 }  // namespace tessera

@@ -1,0 +1,180 @@
+#include "job_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "port_check.h"
+#include "tessera/partition/partition_config.h"
+#include "tessera/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace tessera::launch {
+namespace {
+
+using dist::JobEnv;
+using dist::MachineAddress;
+using dist::Role;
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+void check_range(const char* flag, double value, double min, double max) {
+  if (value < min || value > max) fail("{} {} is outside {}..{}", flag, value, min, max);
+}
+
+void check_options(const LaunchOptions& o) {
+  if (o.num_servers != 0) check_range("--num-servers", o.num_servers, 1, 64);
+  check_range("--num-trainers", o.num_trainers, 1, 1024);
+  check_range("--num-samplers", o.num_samplers, 0, 1024);
+  if (o.master_port != 0) check_range("--master-port", o.master_port, 1024, 65535);
+  check_range("--timeout", o.timeout_s, 1, 86400);
+  check_range("--grace", o.grace_s, 0, 3600);
+  if (o.command.empty()) fail("no command to run (the last argument, run with /bin/sh -c)");
+}
+
+// Every machine runs the same number of servers: --num-servers, else the
+// ip_config's third column (DGL-KE's form), else 1.
+std::vector<MachineAddress> read_machines(const std::string& path, int flag, int* num_servers) {
+  std::vector<MachineAddress> machines = dist::read_ip_config(path, flag > 0 ? flag : 1);
+  *num_servers = flag;
+  if (flag == 0) {
+    *num_servers = machines[0].num_servers > 0 ? machines[0].num_servers : 1;
+    if (*num_servers != 1) machines = dist::read_ip_config(path, *num_servers);  // recheck overlaps
+  }
+  for (const auto& m : machines)
+    if (m.num_servers > 0 && m.num_servers != *num_servers)
+      fail("{}:{}: {} servers, but the job runs {} per machine ({}); every machine runs the same number", path,
+           m.line, m.num_servers, *num_servers, flag > 0 ? "--num-servers" : "line " + std::to_string(machines[0].line));
+  // Local processes only, so far; an ssh spawner would lift this (and check
+  // the remote ports over ssh too).
+  for (const auto& m : machines)
+    if (!dist::is_local_address(m.ip))
+      fail("{}:{}: {} is not an address of this host; remote hosts over ssh are not supported yet", path, m.line, m.ip);
+  return machines;
+}
+
+// Names the launcher sets for some role; inherited ones are dropped so an
+// outer job's TESSERA_SERVER_ID cannot leak into a trainer.
+std::vector<std::string> job_variable_names() {
+  std::set<std::string> names;
+  for (Role role : {Role::kServer, Role::kTrainer}) {
+    JobEnv env;
+    env.role = role;
+    for (const auto& [name, value] : env.to_environment()) names.insert(name);
+  }
+  return {names.begin(), names.end()};
+}
+
+EnvVars parse_extra_envs(const std::vector<std::string>& groups, const std::vector<std::string>& reserved) {
+  EnvVars vars;
+  for (const std::string& group : groups) {
+    size_t pos = 0;
+    while ((pos = group.find_first_not_of(" \t", pos)) != std::string::npos) {
+      const size_t end = std::min(group.find_first_of(" \t", pos), group.size());
+      const std::string item = group.substr(pos, end - pos);
+      pos = end;
+      const size_t eq = item.find('=');
+      const std::string name = item.substr(0, eq);
+      const bool valid = eq != std::string::npos && !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                         std::all_of(name.begin(), name.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                         });
+      if (!valid) fail("--extra-envs: '{}' is not NAME=VALUE", item);
+      if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
+        fail("--extra-envs: {} is set by the launcher", name);
+      vars.emplace_back(name, item.substr(eq + 1));
+    }
+  }
+  return vars;
+}
+
+// Every port the job will listen on must be free now; a clash found later
+// costs a timeout on every other process.
+void check_ports(const std::vector<MachineAddress>& machines, int num_servers, int master_port,
+                 const std::string& ip_config) {
+  struct Use {
+    std::string ip;
+    int port;
+    std::string what;
+  };
+  std::vector<Use> uses;
+  const auto where = [&](size_t m) { return fmt::format("{}:{}", ip_config, machines[m].line); };
+  uses.push_back({machines[0].ip, master_port, fmt::format("the rendezvous store of machine 0, {}", where(0))});
+  for (size_t m = 0; m < machines.size(); ++m)
+    for (int s = 0; s < num_servers; ++s)
+      uses.push_back({machines[m].ip, machines[m].server_port(s),
+                      fmt::format("server {} of machine {}, {}", s, m, where(m))});
+  // read_ip_config keeps machines apart; only --master-port can collide.
+  for (size_t i = 1; i < uses.size(); ++i)
+    if (uses[i].ip == uses[0].ip && uses[i].port == uses[0].port)
+      fail("--master-port {} is the port of {}", master_port, uses[i].what);
+  for (const Use& u : uses)
+    if (!port_free(u.ip, u.port)) fail("port {} on {} ({}) is already in use", u.port, u.ip, u.what);
+}
+
+}  // namespace
+
+std::string new_job_id() {
+  std::random_device device;
+  return fmt::format("j{}-{:06x}", ::getpid(), device() & 0xffffff);
+}
+
+JobPlan plan_job(const LaunchOptions& o) {
+  check_options(o);
+  JobPlan plan;
+  std::error_code ec;
+  fs::path workspace = fs::absolute(o.workspace).lexically_normal();
+  if (!workspace.has_filename() && workspace.has_parent_path()) workspace = workspace.parent_path();  // "dir/"
+  plan.workspace = workspace.string();
+  if (!fs::is_directory(plan.workspace, ec)) fail("--workspace {} is not a directory", o.workspace);
+  // As in DGL: the ip_config is the launcher's (current directory); the
+  // partition config is the job's (the workspace, where the command runs).
+  plan.ip_config = fs::absolute(o.ip_config).lexically_normal().string();
+  plan.part_config = (fs::path(plan.workspace) / o.part_config).lexically_normal().string();
+  plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
+
+  const PartitionConfig parts = PartitionConfig::load(plan.part_config);
+  if (parts.num_parts != static_cast<int>(plan.machines.size()))
+    fail("part config {} has {} partitions but ip_config {} lists {} machines; "
+         "partition the graph into as many parts as machines",
+         plan.part_config, parts.num_parts, plan.ip_config, plan.machines.size());
+
+  const std::vector<std::string> reserved = job_variable_names();
+  const EnvVars extra = parse_extra_envs(o.extra_envs, reserved);
+  const int master_port = o.master_port != 0 ? o.master_port : plan.machines[0].store_port();
+  check_ports(plan.machines, plan.num_servers, master_port, plan.ip_config);
+
+  plan.job_id = new_job_id();
+  JobEnv env;
+  env.job_id = plan.job_id;
+  env.num_machines = static_cast<int>(plan.machines.size());
+  env.num_servers = plan.num_servers;
+  env.num_trainers = o.num_trainers;
+  env.num_samplers = o.num_samplers;
+  env.ip_config = plan.ip_config;
+  env.part_config = plan.part_config;
+  env.master_addr = plan.machines[0].ip;
+  env.master_port = master_port;
+  env.timeout_s = o.timeout_s;
+  // Servers first: trainers connect to them.
+  for (Role role : {Role::kServer, Role::kTrainer})
+    for (int m = 0; m < env.num_machines; ++m)
+      for (int i = 0; i < (role == Role::kServer ? env.num_servers : env.num_trainers); ++i) {
+        env.role = role;
+        env.machine_id = m;
+        env.server_id = role == Role::kServer ? i : 0;
+        env.trainer_id = role == Role::kTrainer ? i : 0;
+        EnvVars vars = env.to_environment();
+        vars.insert(vars.end(), extra.begin(), extra.end());
+        plan.processes.push_back({env.label(), role, ProcessSpec{plan.machines[m].ip, plan.workspace, o.command, vars, reserved}});
+      }
+  return plan;
+}
+
+}  // namespace tessera::launch

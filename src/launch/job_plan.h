@@ -1,0 +1,31 @@
+// What a launch will run, decided and checked before anything starts: the
+// machines, the processes with their environments, and the ports they need.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "supervisor.h"
+#include "tessera/dist/ip_config.h"
+#include "tessera/launch/launch.h"
+
+namespace tessera::launch {
+
+struct JobPlan {
+  std::string job_id;
+  std::string workspace;    // absolute
+  std::string ip_config;    // absolute
+  std::string part_config;  // absolute
+  std::vector<dist::MachineAddress> machines;
+  int num_servers = 1;  // per machine
+  std::vector<SupervisedProcess> processes;  // every machine's servers, then every machine's trainers
+};
+
+// Reads and checks the ip_config, the partition config, the flags and the
+// ports. Fails (tessera::Error) on the first problem; starts nothing.
+JobPlan plan_job(const LaunchOptions& options);
+
+// Letters, digits and '-' only, unique per launch: "j<pid>-<6 hex digits>".
+std::string new_job_id();
+
+}  // namespace tessera::launch

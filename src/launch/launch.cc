@@ -1,0 +1,51 @@
+#include "tessera/launch/launch.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "guardian.h"
+#include "job_plan.h"
+#include "line_relay.h"
+#include "supervisor.h"
+#include "tessera/store/shared_memory.h"
+
+namespace tessera::launch {
+namespace {
+
+// Segments the job's processes left behind (a SIGKILLed server cannot clean
+// up): removed on every way out, success or failure.
+void remove_segments(const std::string& job_id) {
+  const int removed = store::remove_job_segments(job_id);
+  if (removed > 0)
+    write_all(STDERR_FILENO, fmt::format("launch: removed {} shared-memory segment(s) of job {}\n", removed, job_id));
+}
+
+}  // namespace
+
+int run_launch(const LaunchOptions& options) {
+  const JobPlan plan = plan_job(options);
+  store::remove_stale_segments();  // crashed jobs' leftovers
+  write_all(STDERR_FILENO,
+            fmt::format("launch: job {}: {} machines, {} servers and {} trainers each, {} samplers per trainer, "
+                        "in {}\n",
+                        plan.job_id, plan.machines.size(), plan.num_servers, options.num_trainers,
+                        options.num_samplers, plan.workspace));
+  auto local = make_local_spawner();
+  Guardian guardian(plan.job_id);  // before the first process starts
+  GuardedSpawner spawner(*local, guardian);
+  SupervisorOptions supervise;
+  supervise.grace_s = options.grace_s;
+  supervise.server_wait_s = options.server_wait_s;
+  int code;
+  try {
+    code = Supervisor(spawner, supervise).run(plan.processes);
+  } catch (...) {
+    remove_segments(plan.job_id);
+    throw;
+  }
+  remove_segments(plan.job_id);
+  return code;
+}
+
+}  // namespace tessera::launch

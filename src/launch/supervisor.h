@@ -1,0 +1,84 @@
+// Runs a job's processes to the end: starts them, relays their output, and
+// applies the exit rules (see Supervisor::run). Knows nothing of ip_configs
+// or partitions; job_plan.h decides what to run.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "line_relay.h"
+#include "signal_pipe.h"
+#include "tessera/dist/job_env.h"
+#include "tessera/launch/spawner.h"
+
+namespace tessera::launch {
+
+struct SupervisedProcess {
+  std::string label;  // "m0/server/1"
+  dist::Role role;
+  ProcessSpec spec;
+};
+
+struct SupervisorOptions {
+  double grace_s = 3;         // after a failure, before SIGTERM
+  double server_wait_s = 30;  // after the trainers succeed, before stopping servers
+  double term_wait_s = 3;     // after SIGTERM, before SIGKILL
+};
+
+class Supervisor {
+ public:
+  Supervisor(Spawner& spawner, SupervisorOptions options);
+
+  // Starts the processes in order and waits:
+  //  - all trainers exit 0: servers get server_wait_s to exit by themselves;
+  //    one still running then is an error (exit code 1);
+  //  - a process exits non-zero or by a signal: the rest get grace_s to exit
+  //    (so their own errors reach the log), then are stopped; the exit code
+  //    is the first failure's (128 + signal for a signal);
+  //  - SIGINT / SIGTERM / SIGHUP to the launcher: all are stopped at once;
+  //    the exit code is 128 + that signal.
+  // "Stopped" is SIGTERM to each process group, then SIGKILL after
+  // term_wait_s. On return (and on an exception) every process is reaped and
+  // every process group is gone.
+  int run(const std::vector<SupervisedProcess>& processes);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Child {
+    std::string label;
+    dist::Role role;
+    pid_t pid;
+    bool running;
+    bool group_gone;  // no process of its group is left
+    LineRelay out, err;
+  };
+
+  void start(const SupervisedProcess& process);
+  // Polls (relaying output, reaping, noting signals) until done() or the
+  // deadline; returns done().
+  bool wait_until(const std::function<bool()>& done, Clock::time_point deadline);
+  void poll_once(Clock::duration timeout);
+  void reap();
+  void on_exit(Child& child, int status);
+  void on_signal(int sig);
+  bool any_running(bool servers, bool trainers) const;
+  bool all_gone();
+  void signal_groups(int sig);
+  void stop_all();
+  static Clock::time_point after(double seconds);
+
+  Spawner& spawner_;
+  SupervisorOptions options_;
+  SignalPipe signals_;
+  std::vector<Child> children_;
+  int first_failure_ = -1;  // exit code of the first failed process
+  int interrupt_ = 0;       // the signal that asked the launcher to stop
+  int signals_seen_ = 0;    // stop signals so far; another one hurries stop_all
+  bool stopping_ = false;   // exits from now on are our doing, not reported
+};
+
+}  // namespace tessera::launch

@@ -1,0 +1,37 @@
+#include "tessera/launch/launch.h"
+#include "tessera/tools/commands.h"
+
+namespace tessera {
+
+void add_launch_command(CLI::App& app) {
+  auto o = std::make_shared<launch::LaunchOptions>();
+  CLI::App* cmd = app.add_subcommand("launch", "run a job's servers and trainers on the machines of an ip_config");
+  cmd->allow_extras(false);
+  cmd->add_option("--workspace", o->workspace, "directory the command runs in (default: the current one)");
+  cmd->add_option("--ip-config,--ip_config", o->ip_config, "one line per machine: IP [base_port [num_servers]]")
+      ->required();
+  cmd->add_option("--part-config,--part_config", o->part_config,
+                  "partition config <out>/<graph>.json (relative to the workspace)")
+      ->required();
+  cmd->add_option("--num-servers,--num_servers", o->num_servers,
+                  "servers per machine (default: the ip_config's third column, else 1)");
+  cmd->add_option("--num-trainers,--num_trainers", o->num_trainers, "trainers per machine (default 1)");
+  cmd->add_option("--num-samplers,--num_samplers", o->num_samplers, "sampler threads per trainer (default 0)");
+  // One value per occurrence, so that it never swallows the command.
+  cmd->add_option("--extra-envs,--extra_envs", o->extra_envs, "\"A=1 B=2\": more environment for every process")
+      ->allow_extra_args(false);
+  cmd->add_option("--master-port,--master_port", o->master_port, "rendezvous port (default: machine 0's base port)");
+  cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
+  cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
+  // Required, so that a command that happens to be a subcommand's name
+  // ("inspect ...") is still taken as the command.
+  cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->required();
+  cmd->callback([o] {
+    const int code = launch::run_launch(*o);
+    // The job's exit code is the launcher's; CLI::RuntimeError carries it out
+    // of the parse without printing anything.
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace tessera
