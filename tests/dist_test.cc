@@ -164,12 +164,8 @@ TEST_F(DistTest, UnreachableMasterIsReportedWithinTheTimeout) {
 TEST_F(DistTest, ServerPortInUseIsReportedBeforeServing) {
   const std::string ip = ip_config(1, 1);
   // Hold server 0's port (base + 1) the way another program would.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(base_port_ + 1));
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int fd = bind_loopback(base_port_ + 1);
+  ASSERT_GE(fd, 0);
   ASSERT_EQ(::listen(fd, 1), 0);
   const std::string env = fmt::format(
       "TESSERA_ROLE=server TESSERA_JOB_ID=t2 TESSERA_MACHINE_ID=0 TESSERA_NUM_MACHINES=1 TESSERA_SERVER_ID=0 "
@@ -184,8 +180,9 @@ TEST_F(DistTest, ServerPortInUseIsReportedBeforeServing) {
   EXPECT_EQ(store::count_job_segments("t2"), 0);
 
   // Through the launcher: refused before anything starts.
-  const int fd2 = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_EQ(::bind(fd2, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int fd2 = bind_loopback(base_port_ + 1);
+  ASSERT_GE(fd2, 0);
+  ASSERT_EQ(::listen(fd2, 1), 0);
   const CommandResult l = run_command(launch_command(ip, 1, 1, 1, "check"));
   ::close(fd2);
   EXPECT_EQ(l.exit_code, 1);

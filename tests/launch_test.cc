@@ -32,60 +32,16 @@ using testing::CommandResult;
 using testing::run_tessera;
 using testing::TempDir;
 
-// Binds 127.0.0.1:port (0: any free port) and returns the socket, or -1.
-int bind_local(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// First of `n` consecutive ports that are free now: the kernel picks a free
-// port, and the ones after it are checked.
-int free_port_block(int n) {
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int fd = bind_local(0);
-    sockaddr_in addr{};
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    const int base = ntohs(addr.sin_port);
-    if (base < 1024 || base + n > 65000) continue;
-    bool free = true;
-    for (int p = base; p < base + n && free; ++p) {
-      const int probe = bind_local(p);
-      free = probe >= 0;
-      if (probe >= 0) ::close(probe);
-    }
-    if (free) return base;
-  }
-  throw std::runtime_error("no block of free ports found");
-}
-
 std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-// Processes whose command line is `command` (arguments split on spaces).
+// Processes whose command line is exactly `command` (not the shells running it).
 int count_processes(const std::string& command) {
   int n = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid()) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
-    if (cmdline == command + " ") ++n;
-  }
+  for (const auto& [pid, cmdline] : testing::process_command_lines()) n += cmdline == command + " ";
   return n;
 }
 
@@ -96,13 +52,6 @@ std::string unique_sleep(int whole_seconds) {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class Launch : public ::testing::Test {
@@ -131,7 +80,7 @@ class Launch : public ::testing::Test {
   // Two machines on 127.0.0.1 with `servers` servers each; returns the path.
   std::string two_machines(int servers) {
     const int span = servers + 1;
-    base_ = free_port_block(2 * span);
+    base_ = testing::free_port_block(2 * span);
     return write_ip_config(fmt::format("127.0.0.1 {}\n127.0.0.1 {}\n", base_, base_ + span));
   }
   CommandResult launch(const std::string& flags, const std::string& command) {
@@ -224,16 +173,16 @@ TEST_F(Launch, SigintOrSigtermStopsEverything) {
     const pid_t pid =
         start_launcher({"--ip-config", ip, "--part-config", part_config(), "echo up; " + marker}, work_ / "out", err);
     ASSERT_GT(pid, 0);
-    EXPECT_EQ(wait_for_processes(marker, 4, 30), 4) << slurp(err);
+    EXPECT_EQ(wait_for_processes(marker, 4, 30), 4) << testing::read_file(err);
     ASSERT_EQ(::kill(pid, sig), 0);
     const auto stop = std::chrono::steady_clock::now();
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     EXPECT_LT(seconds_since(stop), 5);
     ASSERT_TRUE(WIFEXITED(status)) << "launcher died by a signal";
-    EXPECT_EQ(WEXITSTATUS(status), code) << slurp(err);
+    EXPECT_EQ(WEXITSTATUS(status), code) << testing::read_file(err);
     EXPECT_EQ(count_processes(marker), 0) << "children outlived the launcher";
-    EXPECT_NE(slurp(err).find(sig == SIGINT ? "got SIGINT" : "got SIGTERM"), std::string::npos) << slurp(err);
+    EXPECT_NE(testing::read_file(err).find(sig == SIGINT ? "got SIGINT" : "got SIGTERM"), std::string::npos) << testing::read_file(err);
   }
 }
 
@@ -248,9 +197,9 @@ TEST_F(Launch, KilledLauncherLeavesNoOrphans) {
                                     "touch /dev/shm/tessera.$TESSERA_JOB_ID.m0.$$.x; " + marker},
                                    work_ / "out", err);
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(wait_for_processes(marker, 4, 30), 4) << slurp(err);
+  EXPECT_EQ(wait_for_processes(marker, 4, 30), 4) << testing::read_file(err);
   std::smatch job;
-  const std::string log = slurp(err);
+  const std::string log = testing::read_file(err);
   ASSERT_TRUE(std::regex_search(log, job, std::regex("launch: job ([A-Za-z0-9-]+):"))) << log;
   EXPECT_EQ(store::count_job_segments(job[1].str()), 4);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
@@ -262,7 +211,7 @@ TEST_F(Launch, KilledLauncherLeavesNoOrphans) {
 }
 
 TEST_F(Launch, PartitionCountMustMatchMachines) {
-  const int base = free_port_block(6);
+  const int base = testing::free_port_block(6);
   const std::string ip =
       write_ip_config(fmt::format("127.0.0.1 {}\n127.0.0.1 {}\n127.0.0.1 {}\n", base, base + 2, base + 4));
   const std::string flag_file = work_ / "started";
@@ -276,7 +225,7 @@ TEST_F(Launch, PartitionCountMustMatchMachines) {
 TEST_F(Launch, PortInUseIsFoundBeforeStarting) {
   const std::string ip = two_machines(2);
   const int taken = base_ + 3 + 1 + 1;  // machine 1's server 1
-  const int fd = bind_local(taken);
+  const int fd = testing::bind_loopback(taken);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::listen(fd, 1), 0);
   const std::string flag_file = work_ / "started";
@@ -290,7 +239,7 @@ TEST_F(Launch, PortInUseIsFoundBeforeStarting) {
 }
 
 TEST_F(Launch, IpConfigErrorsNameFileAndLine) {
-  const int base = free_port_block(4);
+  const int base = testing::free_port_block(4);
   const std::string flag_file = work_ / "started";
   struct Case {
     std::string text, expected;

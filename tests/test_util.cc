@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <chrono>
 #include <thread>
 
@@ -89,49 +91,60 @@ int BackgroundCommand::wait(double timeout_s) {
   return -1;
 }
 
+int bind_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int free_port_block(int n) {
   for (int attempt = 0; attempt < 200; ++attempt) {
-    // Let the kernel pick a free port, then check the block above it.
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    // The kernel picks a free port; the ones after it are checked.
+    const int fd = bind_loopback(0);
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(probe);
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
     const int base = ntohs(addr.sin_port);
-    if (base + n > 65000) continue;
-    bool all_free = true;
-    for (int p = base; p < base + n && all_free; ++p) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      a.sin_port = htons(static_cast<uint16_t>(p));
-      all_free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-      ::close(fd);
+    if (base < 1024 || base + n > 65000) continue;
+    bool free = true;
+    for (int p = base; p < base + n && free; ++p) {
+      const int probe = bind_loopback(p);
+      free = probe >= 0;
+      if (probe >= 0) ::close(probe);
     }
-    if (all_free) return base;
+    if (free) return base;
   }
-  ADD_FAILURE() << "no block of " << n << " free ports";
-  return 0;
+  throw std::runtime_error("no block of free ports found");
+}
+
+std::map<int, std::string> process_command_lines() {
+  std::map<int, std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid()) continue;
+    const std::string stat = read_file(e.path().string() + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z') continue;
+    std::string cmdline = read_file(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    out[std::stoi(name)] = cmdline;
+  }
+  return out;
 }
 
 std::vector<int> processes_matching(const std::string& needle) {
   std::vector<int> pids;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = read_file(e.path().string() + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    const std::string stat = read_file(e.path().string() + "/stat");
-    const size_t close = stat.rfind(')');
-    const bool zombie = close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
-    if (!zombie && cmdline.find(needle) != std::string::npos && std::stoi(name) != ::getpid())
-      pids.push_back(std::stoi(name));
-  }
+  for (const auto& [pid, cmdline] : process_command_lines())
+    if (cmdline.find(needle) != std::string::npos) pids.push_back(pid);
   return pids;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,9 +63,15 @@ class BackgroundCommand {
   int status_ = -1;
 };
 
+// Binds 127.0.0.1:port (0: any free port) and returns the socket, or -1.
+int bind_loopback(int port);
+
 // A base port with `n` consecutive free TCP ports on 127.0.0.1, so tests run
 // in parallel do not collide.
 int free_port_block(int n);
+
+// Command lines (arguments joined by spaces) of live processes but this one.
+std::map<int, std::string> process_command_lines();
 
 // Pids of live processes whose command line contains `needle`.
 std::vector<int> processes_matching(const std::string& needle);

@@ -34,6 +34,15 @@ using net::ProtocolError;
 volatile std::sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
+// Segment names a main server created, unlinked when it goes, also when
+// its constructor fails halfway.
+struct OwnedSegments {
+  std::vector<std::string> names;
+  ~OwnedSegments() {
+    for (const std::string& name : names) ::shm_unlink(name.c_str());
+  }
+};
+
 class PartitionServer {
  public:
   explicit PartitionServer(const JobEnv& env);
@@ -56,7 +65,7 @@ class PartitionServer {
   store::SharedMemory locks_memory_;
   store::RowLocks locks_;
   std::string segment_prefix_;
-  std::vector<std::string> owned_segments_;  // the main server unlinks these at exit
+  OwnedSegments owned_segments_;
   std::unique_ptr<net::ServerSocket> socket_;
   bool running_ = true;
 };
@@ -79,7 +88,7 @@ PartitionServer::PartitionServer(const JobEnv& env)
     store::remove_stale_segments();
     segment_prefix_ = store::segment_prefix(env.job_id, env.machine_id, ::getpid());
     locks_memory_ = store::SharedMemory::create(segment_prefix_ + "locks", store::RowLocks::kBytes);
-    owned_segments_.push_back(locks_memory_.name());
+    owned_segments_.names.push_back(locks_memory_.name());
   }
   const std::string endpoint = fmt::format("tcp://{}:{}", me.ip, me.server_port(env.server_id));
   socket_ = std::make_unique<net::ServerSocket>(endpoint, who_);
@@ -97,9 +106,7 @@ PartitionServer::PartitionServer(const JobEnv& env)
              partition_->num_nodes(), partition_->indices().rows(), endpoint);
 }
 
-PartitionServer::~PartitionServer() {
-  for (const std::string& name : owned_segments_) ::shm_unlink(name.c_str());
-}
+PartitionServer::~PartitionServer() = default;
 
 void PartitionServer::serve() {
   net::Request request;
@@ -227,7 +234,7 @@ void PartitionServer::create(net::Request& request) {
   const std::string segment = store::segment_name(segment_prefix_, spec.name);
   store::LocalTensor& t = partition_->add(
       store::create_shared_tensor(spec, space.starts[part], space.starts[part + 1] - space.starts[part], segment));
-  owned_segments_.push_back(segment);
+  owned_segments_.names.push_back(segment);
   publish_tensor(*rendezvous_, env_.machine_id, t);
 }
 
@@ -237,8 +244,8 @@ void PartitionServer::remove(const std::string& name) {
   if (env_.server_id == 0) {
     unpublish_tensor(*rendezvous_, env_.machine_id, name);
     t->shm->unlink();
-    owned_segments_.erase(std::remove(owned_segments_.begin(), owned_segments_.end(), t->shm->name()),
-                          owned_segments_.end());
+    auto& names = owned_segments_.names;
+    names.erase(std::remove(names.begin(), names.end(), t->shm->name()), names.end());
   }
   partition_->remove(name);
 }
