@@ -6,6 +6,7 @@
 
 #include "tessera/store/tensor_ops.h"
 #include "tessera/util/error.h"
+#include "tessera/util/prefetch.h"
 
 namespace tessera::dist {
 namespace {
@@ -17,14 +18,6 @@ constexpr size_t kParallelBytes = 1 << 20;
 // Size of one pull request's reply: small enough to pipeline, large enough
 // that per-message costs vanish.
 constexpr size_t kChunkBytes = 1 << 20;
-
-// Copies row i of `src` to row positions[i] of `dst`.
-void scatter(const char* src, const int64_t* positions, size_t count, size_t row_bytes, char* dst) {
-  const int64_t n = static_cast<int64_t>(count);
-  const bool parallel = row_bytes * count >= kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * row_bytes, src + i * row_bytes, row_bytes);
-}
 
 std::vector<int64_t> shape_of(const store::TensorSpec& spec, int64_t rows) {
   std::vector<int64_t> shape{rows};
@@ -54,24 +47,40 @@ store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
 
 Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count) {
   const IdSpace& space = ctx.book().space(spec.policy);
-  SplitIds split = ctx.book().split(space, ids, count, "pull from " + spec.name);
+  const int local = ctx.local_part();
   Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
   const size_t rb = out.row_bytes();
   char* dst = static_cast<char*>(out.mutable_raw());
+
+  // One pass sorts the IDs: local ones become row numbers (-1 elsewhere),
+  // remote ones are grouped per partition for the requests.
+  std::vector<int64_t> local_row(count, -1);
+  std::vector<std::vector<int64_t>> remote_rows(ctx.num_parts()), remote_pos(ctx.num_parts());
+  bool any_local = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const int p = space.owner(ids[i]);
+    if (p < 0) fail("pull from {}: ID {} is out of range ({} has {} IDs)", spec.name, ids[i], space.policy, space.size());
+    if (p == local) {
+      local_row[i] = ids[i] - space.starts[p];
+      any_local = true;
+    } else {
+      remote_rows[p].push_back(ids[i] - space.starts[p]);
+      remote_pos[p].push_back(i);
+    }
+  }
 
   // Remote rows go in chunks, all sent before any reply is awaited: the
   // servers gather chunk k+1 while chunk k is on the wire and this thread
   // copies chunk k-1 into place. Chunks rotate over the partition's servers.
   struct Chunk {
     int part;
-    size_t begin, end;  // positions in split.positions[part]
+    size_t begin, end;  // positions in remote_pos[part]
     uint64_t request;
   };
   std::vector<Chunk> chunks;
+  const size_t per_chunk = std::max<size_t>(1, kChunkBytes / std::max<size_t>(rb, 1));
   for (int p = 0; p < ctx.num_parts(); ++p) {
-    const auto& rows = split.local_rows[p];
-    if (rows.empty() || p == ctx.local_part()) continue;
-    const size_t per_chunk = std::max<size_t>(1, kChunkBytes / rb);
+    const auto& rows = remote_rows[p];
     for (size_t begin = 0, k = 0; begin < rows.size(); begin += per_chunk, ++k) {
       const size_t end = std::min(rows.size(), begin + per_chunk);
       Header h = net::make_header(MessageType::kPull, 0, spec.name);
@@ -81,25 +90,40 @@ Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids,
       chunks.push_back({p, begin, end, ctx.client().send(ctx.server_for(p, k), h, std::move(frames))});
     }
   }
+
   // While the requests travel, copy the local rows straight from memory.
-  const int local = ctx.local_part();
-  if (!split.local_rows[local].empty()) {
+  if (any_local) {
     const store::LocalTensor& t = local_or_fail(ctx, spec.name);
-    const auto& rows = split.local_rows[local];
-    const auto& positions = split.positions[local];
-    store::check_rows(t, rows.data(), static_cast<int64_t>(rows.size()));
-    if (t.rows.row_bytes() != rb) fail("tensor {}: local rows have {} bytes, expected {}", spec.name, t.rows.row_bytes(), rb);
+    if (t.rows.row_bytes() != rb)
+      fail("tensor {}: local rows have {} bytes, expected {}", spec.name, t.rows.row_bytes(), rb);
+    const int64_t limit = t.num_rows();
     const char* src = static_cast<const char*>(t.rows.raw());
-    const int64_t n = static_cast<int64_t>(rows.size());
-    const bool parallel = rb * rows.size() >= kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * rb, src + rows[i] * rb, rb);
+    bool in_range = true;
+    const bool parallel = rb * static_cast<size_t>(count) >= kParallelBytes;
+#pragma omp parallel for schedule(static) if (parallel) reduction(&& : in_range)
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t r = local_row[i];
+      if (i + kPrefetchRows < count && local_row[i + kPrefetchRows] >= 0 && local_row[i + kPrefetchRows] < limit)
+        prefetch_row(src + local_row[i + kPrefetchRows] * rb, rb);
+      if (r < 0) continue;
+      if (r >= limit) {
+        in_range = false;
+        continue;
+      }
+      std::memcpy(dst + i * rb, src + r * rb, rb);
+    }
+    if (!in_range) fail("tensor {}: the local partition holds fewer rows than the partition book says", spec.name);
   }
+
   for (const Chunk& c : chunks) {
     const net::Reply reply = std::move(ctx.client().wait({c.request})[0]);
     if (reply.frames.size() != 1 || reply.frames[0].size() != (c.end - c.begin) * rb)
       fail("pull from {}: the reply of partition {} has the wrong size", spec.name, c.part);
-    scatter(reply.frames[0].data<char>(), split.positions[c.part].data() + c.begin, c.end - c.begin, rb, dst);
+    const char* src = reply.frames[0].data<char>();
+    const int64_t* positions = remote_pos[c.part].data() + c.begin;
+    const int64_t n = static_cast<int64_t>(c.end - c.begin);
+#pragma omp parallel for schedule(static) if (rb * n >= kParallelBytes)
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * rb, src + i * rb, rb);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -171,6 +172,10 @@ JobPlan plan_job(const LaunchOptions& o) {
         env.server_id = role == Role::kServer ? i : 0;
         env.trainer_id = role == Role::kTrainer ? i : 0;
         EnvVars vars = env.to_environment();
+        // Servers and trainers share a machine's cores: OpenMP threads that
+        // spin after each parallel region starve the others (measured:
+        // loopback pulls at a third of their speed with OMP_WAIT_POLICY=active).
+        if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
         vars.insert(vars.end(), extra.begin(), extra.end());
         plan.processes.push_back({env.label(), role, ProcessSpec{plan.machines[m].ip, plan.workspace, o.command, vars, reserved}});
       }

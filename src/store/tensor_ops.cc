@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tessera/util/error.h"
+#include "tessera/util/prefetch.h"
 
 namespace tessera::store {
 namespace {
@@ -52,7 +53,10 @@ void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, 
   char* dst = static_cast<char*>(out);
   const bool parallel = row_bytes * static_cast<size_t>(count) >= kParallelBytes;
 #pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * row_bytes, src + rows[i] * row_bytes, row_bytes);
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kPrefetchRows < count) prefetch_row(src + rows[i + kPrefetchRows] * row_bytes, row_bytes);
+    std::memcpy(dst + i * row_bytes, src + rows[i] * row_bytes, row_bytes);
+  }
 }
 
 Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count) {
