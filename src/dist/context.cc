@@ -1,5 +1,7 @@
 #include "tessera/dist/context.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -22,6 +24,11 @@ constexpr int kRequestTimeoutS = 300;
 }  // namespace
 
 std::unique_ptr<Context> initialize(const InitOptions& options) {
+  // Row buffers of a few MiB come and go with every request. By default
+  // glibc maps each one fresh and the kernel zero-fills its pages on first
+  // touch, an extra pass over every byte pulled; keep them in the heap.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   set_num_threads(options.num_threads);
   JobEnv env = JobEnv::from_environment();
   if (env.role == Role::kServer && !options.standalone) {
