@@ -26,6 +26,15 @@ std::vector<std::vector<int64_t>> split_homogeneous(const std::vector<int64_t>& 
   return out;
 }
 
+// First homogeneous node (edge) ID of each partition, and the total at the end.
+std::vector<int64_t> part_starts(const PartitionConfig& config, bool nodes) {
+  std::vector<int64_t> starts;
+  for (int p = 0; p < config.num_parts; ++p)
+    starts.push_back(nodes ? config.part_nodes(p).first : config.part_edges(p).first);
+  starts.push_back(nodes ? config.num_nodes : config.num_edges);
+  return starts;
+}
+
 }  // namespace
 
 DistGraph::DistGraph(Context& ctx) : ctx_(&ctx) {}
@@ -57,9 +66,7 @@ DistTensor DistGraph::edata(const std::string& name, const std::string& etype) c
 
 std::vector<int64_t> DistGraph::in_degrees(const std::vector<int64_t>& nodes) const {
   const PartitionConfig& config = ctx_->config();
-  std::vector<int64_t> starts;
-  for (int p = 0; p < config.num_parts; ++p) starts.push_back(config.part_nodes(p).first);
-  starts.push_back(config.num_nodes);
+  const std::vector<int64_t> starts = part_starts(config, /*nodes=*/true);
   std::vector<std::vector<int64_t>> positions;
   auto local = split_homogeneous(nodes, starts, &positions, "node");
   std::vector<int64_t> out(nodes.size());
@@ -88,9 +95,7 @@ std::vector<int64_t> DistGraph::in_degrees(const std::vector<int64_t>& nodes) co
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> DistGraph::find_edges(const std::vector<int64_t>& eids) const {
   const PartitionConfig& config = ctx_->config();
-  std::vector<int64_t> starts;
-  for (int p = 0; p < config.num_parts; ++p) starts.push_back(config.part_edges(p).first);
-  starts.push_back(config.num_edges);
+  const std::vector<int64_t> starts = part_starts(config, /*nodes=*/false);
   std::vector<std::vector<int64_t>> positions;
   auto local = split_homogeneous(eids, starts, &positions, "edge");
   std::vector<int64_t> src(eids.size()), dst(eids.size());

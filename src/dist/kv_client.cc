@@ -27,8 +27,11 @@ std::vector<int64_t> shape_of(const store::TensorSpec& spec, int64_t rows) {
 }
 
 // Rows of `values` at `positions`, gathered for one partition's request.
-Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType dtype, const store::TensorSpec& spec) {
-  Array out = Array::zeros(dtype, shape_of(spec, static_cast<int64_t>(positions.size())));
+Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType dtype,
+                const std::vector<int64_t>& row_shape) {
+  std::vector<int64_t> shape{static_cast<int64_t>(positions.size())};
+  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+  Array out = Array::uninitialized(dtype, shape);
   const size_t rb = out.row_bytes();
   const char* src = static_cast<const char*>(values);
   char* dst = static_cast<char*>(out.mutable_raw());
@@ -136,7 +139,7 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
   std::vector<uint64_t> requests;
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (split.local_rows[p].empty()) continue;
-    Array rows = pick_rows(values, split.positions[p], spec.dtype, spec);
+    Array rows = pick_rows(values, split.positions[p], spec.dtype, spec.row_shape);
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
     if (served_in_process(ctx, p)) {
       store::LocalTensor& t = local_or_fail(ctx, spec.name);
@@ -160,14 +163,10 @@ void sparse_step(Context& ctx, const std::string& weight, const std::string& pol
   const IdSpace& space = ctx.book().space(policy);
   SplitIds split = ctx.book().split(space, ids, count, "optimizer step on " + weight);
   std::vector<uint64_t> requests;
-  const size_t rb = static_cast<size_t>(row_elems) * sizeof(float);
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (split.local_rows[p].empty()) continue;
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
-    Array rows = Array::zeros(DType::kFloat32, {n, row_elems});
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(static_cast<char*>(rows.mutable_raw()) + i * rb,
-                  reinterpret_cast<const char*>(grads) + split.positions[p][i] * rb, rb);
+    Array rows = pick_rows(grads, split.positions[p], DType::kFloat32, {row_elems});
     if (served_in_process(ctx, p)) {
       store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return local_or_fail(ctx, s); },
                                weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
