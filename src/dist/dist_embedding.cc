@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tessera/dist/id_chunks.h"
 #include "tessera/dist/kv_client.h"
 #include "tessera/io/npy.h"
 #include "tessera/store/partition_store.h"
@@ -10,8 +11,6 @@
 
 namespace tessera::dist {
 namespace {
-
-constexpr int64_t kChunkRows = 1 << 18;
 
 // "node:paper" -> "node/paper/_ORIG_ID".
 std::string orig_id_tensor(const std::string& policy) {
@@ -32,19 +31,15 @@ void DistEmbedding::save(const std::string& path) const {
   const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
   Array out = Array::zeros(DType::kFloat32, {n, dim_});
   float* dst = out.data<float>();
-  std::vector<int64_t> ids;
-  for (int64_t begin = 0; begin < n; begin += kChunkRows) {
-    const int64_t end = std::min(n, begin + kChunkRows);
-    ids.resize(end - begin);
-    std::iota(ids.begin(), ids.end(), begin);
+  for_each_id_chunk(0, n, [&](int64_t, const std::vector<int64_t>& ids) {
     const Array rows = weight_.pull(ids);
     const Array original = orig.pull(ids);
     const int64_t* o = original.data<int64_t>();
-    for (int64_t i = 0; i < end - begin; ++i) {
+    for (size_t i = 0; i < ids.size(); ++i) {
       if (o[i] < 0 || o[i] >= n) fail("embedding {}: original ID {} out of range", name(), o[i]);
       std::copy_n(rows.data<float>() + i * dim_, dim_, dst + o[i] * dim_);
     }
-  }
+  });
   write_npy(path, out);
 }
 
@@ -54,14 +49,10 @@ void DistEmbedding::load(const std::string& path) const {
   if (table.dim(0) != n || table.dim(1) != dim_)
     fail("{}: expected shape ({}, {}) for embedding {}, found {}", path, n, dim_, name(), table.shape_string());
   const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
-  std::vector<int64_t> ids;
-  for (int64_t begin = 0; begin < n; begin += kChunkRows) {
-    const int64_t end = std::min(n, begin + kChunkRows);
-    ids.resize(end - begin);
-    std::iota(ids.begin(), ids.end(), begin);
+  for_each_id_chunk(0, n, [&](int64_t, const std::vector<int64_t>& ids) {
     const Array original = orig.pull(ids);
-    weight_.push(ids, table.gather_rows(original.data<int64_t>(), end - begin));
-  }
+    weight_.push(ids, table.gather_rows(original.data<int64_t>(), static_cast<int64_t>(ids.size())));
+  });
 }
 
 void coalesce_gradients(const int64_t* ids, int64_t count, const float* grads, int64_t dim,

@@ -1,25 +1,21 @@
 #include "tessera/dist/node_split.h"
 
-#include <numeric>
 
+#include "tessera/dist/id_chunks.h"
 #include "tessera/util/error.h"
 
 namespace tessera::dist {
 namespace {
 
-// Masked IDs of [begin, end), read in chunks to bound memory.
+// Masked IDs of [begin, end).
 std::vector<int64_t> masked_ids(const DistTensor& mask, int64_t begin, int64_t end) {
-  constexpr int64_t kChunk = 1 << 20;
-  std::vector<int64_t> out, ids;
-  for (int64_t b = begin; b < end; b += kChunk) {
-    const int64_t e = std::min(end, b + kChunk);
-    ids.resize(e - b);
-    std::iota(ids.begin(), ids.end(), b);
+  std::vector<int64_t> out;
+  for_each_id_chunk(begin, end, [&](int64_t first, const std::vector<int64_t>& ids) {
     const Array m = mask.pull(ids);
     const auto* flags = static_cast<const uint8_t*>(m.raw());
-    for (int64_t i = 0; i < e - b; ++i)
-      if (flags[i]) out.push_back(b + i);
-  }
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (flags[i]) out.push_back(first + static_cast<int64_t>(i));
+  });
   return out;
 }
 

@@ -224,9 +224,4 @@ void Client::shutdown_servers() {
   wait(ids);
 }
 
-Reply Client::call(int server, Header header, std::vector<zmq::message_t> frames) {
-  const uint64_t id = send(server, header, std::move(frames));
-  return std::move(wait({id})[0]);
-}
-
 }  // namespace tessera::net

@@ -79,7 +79,6 @@ class Client {
   // Waits for the replies of `ids` (in that order). An error reply, a dead
   // server or a timeout throws tessera::Error naming the server.
   std::vector<Reply> wait(const std::vector<uint64_t>& ids);
-  Reply call(int server, Header header, std::vector<zmq::message_t> frames);
   // Tells every server to shut down and waits for each to acknowledge; from
   // here on their connections closing is expected, not an error.
   void shutdown_servers();
