@@ -89,7 +89,8 @@ TEST_F(DistTest, TwoMachinesTwoServersTwoTrainersAndStandaloneAgree) {
   for (const char* line : {"pulls match the dataset", "find_edges and in_degrees match the dataset",
                            "all-reduce and all-gather over 4 trainers are correct",
                            "concurrent adds lost nothing (4 trainers x 40 rounds)", "adagrad matches torch.optim",
-                           "adam matches torch.optim", "persistent tensors survive", "all checks passed"})
+                           "adam matches torch.optim", "embedding save/load round-trips in original IDs",
+                           "persistent tensors survive", "all checks passed"})
     EXPECT_EQ(count(r.out, line), 4) << line << "\n" << r.out;
   for (const char* label : {"[m0/trainer/0]", "[m0/trainer/1]", "[m1/trainer/0]", "[m1/trainer/1]"})
     EXPECT_NE(r.out.find(label), std::string::npos) << label;
