@@ -14,11 +14,14 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "tessera/io/dataset_io.h"
 #include "tessera/store/shared_memory.h"
 
 namespace tessera::testing {
@@ -213,6 +216,66 @@ TEST_F(DistTest, GarbageAtAServerGetsErrorRepliesAndServingGoesOn) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(count(r.out, "bad message answered"), 5) << r.out;
   EXPECT_NE(r.out.find("server kept serving after garbage"), std::string::npos) << r.out;
+}
+
+// Reads "edge dst times" lines written by `dist_worker sample`.
+std::map<int64_t, std::pair<int64_t, int64_t>> read_drawn(const std::string& path) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> drawn;
+  std::istringstream in(read_file(path));
+  int64_t edge, dst, times;
+  while (in >> edge >> dst >> times) drawn[edge] = {dst, times};
+  return drawn;
+}
+
+double chi_square_critical(double dof) {  // p = 1e-4, Wilson-Hilferty
+  const double z = 3.719;
+  return dof * std::pow(1 - 2 / (9 * dof) + z * std::sqrt(2 / (9 * dof)), 3);
+}
+
+TEST_F(DistTest, DistributedSamplingHasTheStandaloneDistribution) {
+  const std::string out = scratch_.path();
+  const CommandResult r =
+      run_command(launch_command(ip_config(2, 1), 2, 1, 2, fmt::format("sample --data {} --out {}", data(), out)));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "loader batches with 2 samplers match the dataset"), 4) << r.out;
+  EXPECT_EQ(count(r.out, "sampling checks passed"), 4) << r.out;
+  const CommandResult s = run_command(fmt::format("{} sample --data {} --out {} --part-config {} --samplers 0",
+                                                  TESSERA_DIST_WORKER, data(), out, part_config(1)));
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("loader batches with 0 samplers match"), std::string::npos) << s.out;
+
+  // Seeds are original nodes 0..299, each sampled 400 times with fanout 3.
+  const Dataset original = read_dataset(data());
+  const auto& et = original.edge_types.at(0);
+  std::map<int64_t, std::vector<int64_t>> in_edges;  // seed -> its original in-edges
+  for (int64_t e = 0; e < et.count(); ++e)
+    if (et.dst.data<int64_t>()[e] < 300) in_edges[et.dst.data<int64_t>()[e]].push_back(e);
+  const auto distributed = read_drawn(out + "/drawn-distributed.txt");
+  const auto standalone = read_drawn(out + "/drawn-standalone.txt");
+  ASSERT_FALSE(distributed.empty());
+  double x_dist = 0, x_std = 0, x_between = 0, dof = 0;
+  for (const auto& [seed, edges] : in_edges) {
+    const double degree = static_cast<double>(edges.size());
+    const double expected = degree <= 3 ? 400 : 400.0 * 3 / degree;
+    for (const int64_t e : edges) {
+      const auto d = distributed.find(e), s2 = standalone.find(e);
+      const double a = d == distributed.end() ? 0 : d->second.second;
+      const double b = s2 == standalone.end() ? 0 : s2->second.second;
+      if (degree <= 3) {  // every edge, every time
+        EXPECT_EQ(a, 400) << "edge " << e;
+        EXPECT_EQ(b, 400) << "edge " << e;
+        continue;
+      }
+      x_dist += (a - expected) * (a - expected) / expected;
+      x_std += (b - expected) * (b - expected) / expected;
+      if (a + b > 0) x_between += (a - b) * (a - b) / (a + b);
+    }
+    if (degree > 3) dof += degree - 1;
+  }
+  ASSERT_GT(dof, 100);
+  EXPECT_LT(x_dist, chi_square_critical(dof)) << "distributed draws are not uniform";
+  EXPECT_LT(x_std, chi_square_critical(dof)) << "standalone draws are not uniform";
+  EXPECT_LT(x_between, chi_square_critical(dof)) << "distributed and standalone draws differ";
 }
 
 }  // namespace

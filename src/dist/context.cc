@@ -78,6 +78,7 @@ void Context::join_job() {
       servers_[m].push_back(static_cast<int>(addresses.size()));
       addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
     }
+  addresses_ = addresses;
   client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
   local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
   collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
@@ -97,6 +98,11 @@ Context::~Context() {
 net::Client& Context::client() {
   if (!client_) fail("internal: no servers in standalone mode");
   return *client_;
+}
+
+std::unique_ptr<net::Client> Context::connect() const {
+  if (standalone()) return nullptr;
+  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS);
 }
 
 int Context::server_for(int part, size_t k) const {

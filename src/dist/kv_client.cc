@@ -50,6 +50,11 @@ store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
 }  // namespace
 
 Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count) {
+  return pull_rows(ctx, ctx.standalone() ? nullptr : &ctx.client(), 0, spec, ids, count);
+}
+
+Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec, const int64_t* ids,
+                int64_t count) {
   const IdSpace& space = ctx.book().space(spec.policy);
   const int local = ctx.local_part();
   Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
@@ -91,7 +96,8 @@ Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids,
       net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(end - begin)});
       std::vector<zmq::message_t> frames;
       frames.push_back(net::frame_of(std::vector<int64_t>(rows.begin() + begin, rows.begin() + end)));
-      chunks.push_back({p, begin, end, ctx.client().send(ctx.server_for(p, k), h, std::move(frames))});
+      if (client == nullptr) fail("internal: pull from {} needs remote rows but has no connection", spec.name);
+      chunks.push_back({p, begin, end, client->send(ctx.server_for(p, k + rotation), h, std::move(frames))});
     }
   }
 
@@ -120,7 +126,7 @@ Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids,
   }
 
   for (const Chunk& c : chunks) {
-    const net::Reply reply = std::move(ctx.client().wait({c.request})[0]);
+    const net::Reply reply = std::move(client->wait({c.request})[0]);
     if (reply.frames.size() != 1 || reply.frames[0].size() != (c.end - c.begin) * rb)
       fail("pull from {}: the reply of partition {} has the wrong size", spec.name, c.part);
     const char* src = reply.frames[0].data<char>();

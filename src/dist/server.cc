@@ -17,6 +17,8 @@
 #include "tessera/dist/tensor_registry.h"
 #include "tessera/net/transport.h"
 #include "tessera/partition/partition_book.h"
+#include "tessera/sampling/dist_sampler.h"
+#include "tessera/sampling/neighbor_sampler.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/store/row_locks.h"
 #include "tessera/store/shared_memory.h"
@@ -54,6 +56,7 @@ class PartitionServer {
   store::LocalTensor& tensor(const std::string& name);
   const int64_t* ids_frame(net::Request& request, size_t frame, int64_t* count);
   void create(net::Request& request);
+  std::vector<zmq::message_t> sample(net::Request& request, Header* reply);
   void remove(const std::string& name);
 
   JobEnv env_;
@@ -210,10 +213,36 @@ void PartitionServer::handle(net::Request& request) {
       frames.push_back(net::frame_of(std::move(dst)));
       break;
     }
+    case MessageType::kSample: frames = sample(request, &reply); break;
     case MessageType::kShutdown: running_ = false; break;
     default: throw ProtocolError(fmt::format("message type {} is not a request", h.type));
   }
   socket_->reply(request, reply, std::move(frames));
+}
+
+std::vector<zmq::message_t> PartitionServer::sample(net::Request& request, Header* reply) {
+  int64_t n = 0;
+  const int64_t* seeds = ids_frame(request, 0, &n);
+  if (request.frames.size() != 2) throw ProtocolError("sample needs seeds and spec frames");
+  if (request.frames[1].size() % sizeof(int64_t) != 0) throw ProtocolError("sample spec frame is not int64");
+  sampling::FanoutSpec spec = sampling::decode_fanout(request.frames[1].data<int64_t>(),
+                                                      request.frames[1].size() / sizeof(int64_t));
+  const std::string weight = net::header_name(request.header);
+  if (!weight.empty()) {
+    store::LocalTensor& w = tensor(weight);
+    if (w.spec.dtype != DType::kFloat32 || w.spec.row_elems() != 1 || config_.etypes.size() != 1)
+      fail("edge weight '{}' must be one float32 per edge of a graph with one edge type", weight);
+    spec.weights = w.rows.data<float>();
+    spec.weight_offset = book_.edge_space(0).homogeneous_first[env_.machine_id];
+  }
+  sampling::SampledEdges edges;
+  sampling::sample_in_edges(sampling::csc_view(*partition_), seeds, n, spec, &edges);
+  net::set_shape(reply, DType::kInt64, {n});
+  std::vector<zmq::message_t> frames;
+  frames.push_back(net::frame_of(std::move(edges.counts)));
+  frames.push_back(net::frame_of(std::move(edges.src)));
+  frames.push_back(net::frame_of(std::move(edges.eids)));
+  return frames;
 }
 
 void PartitionServer::create(net::Request& request) {

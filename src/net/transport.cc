@@ -1,5 +1,7 @@
 #include "tessera/net/transport.h"
 
+#include <cerrno>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -68,7 +70,14 @@ ServerSocket::~ServerSocket() = default;
 bool ServerSocket::receive(Request* request, int timeout_ms) {
   zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
   while (true) {
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
+    try {
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
+    } catch (const zmq::error_t& e) {
+      // A signal (SIGTERM from the launcher) interrupted the wait: the
+      // caller's loop checks its stop flag.
+      if (e.num() == EINTR) return false;
+      throw;
+    }
     std::vector<zmq::message_t> parts;
     if (!zmq::recv_multipart(socket_, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
     // ROUTER prepends the identity; a DEALER adds no empty delimiter.

@@ -6,6 +6,7 @@
 //   dist_worker check     --data DIR --out DIR [--part-config F]   (full API check)
 //   dist_worker pull-loop --out DIR                                 (until an error)
 //   dist_worker garbage                                             (bad messages)
+//   dist_worker sample    --data DIR --out DIR [--part-config F]   (sampling, sample_scenario.cc)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -25,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "scenarios.h"
 #include "tessera/dist/context.h"
 #include "tessera/dist/dist_embedding.h"
 #include "tessera/dist/dist_graph.h"
@@ -435,7 +437,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage [--flag value ...]\n");
+    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample [--flag value ...]\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -450,6 +452,7 @@ int main(int argc, char** argv) {
     if (scenario == "check") return run_check(flags);
     if (scenario == "pull-loop") return run_pull_loop(flags);
     if (scenario == "garbage") return run_garbage(flags);
+    if (scenario == "sample") return run_sample(flags);
     fmt::print(stderr, "unknown scenario {}\n", scenario);
     return 2;
   } catch (const std::exception& e) {

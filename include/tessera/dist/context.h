@@ -46,6 +46,9 @@ class Context {
   Collectives& collectives() { return *collectives_; }
   Rendezvous* rendezvous() { return rendezvous_.get(); }
   net::Client& client();
+  // A connection of its own to every server, for another thread (ZeroMQ
+  // sockets belong to one thread); indices match client()'s.
+  std::unique_ptr<net::Client> connect() const;
   store::RowLocks& local_locks() { return local_locks_; }
 
   // The server of partition `part` that this trainer sends requests to (the
@@ -74,6 +77,7 @@ class Context {
   std::unique_ptr<Rendezvous> rendezvous_;
   std::unique_ptr<Collectives> collectives_;
   std::unique_ptr<net::Client> client_;
+  std::vector<net::ServerAddress> addresses_;
   std::vector<std::vector<int>> servers_;  // [part][server] -> client index
   std::vector<uint32_t> standalone_locks_;
   store::RowLocks local_locks_;

@@ -8,6 +8,7 @@
 #include "tessera/dist/context.h"
 #include "tessera/io/array.h"
 #include "tessera/net/message.h"
+#include "tessera/net/transport.h"
 #include "tessera/store/sparse_step.h"
 #include "tessera/store/tensor.h"
 
@@ -15,6 +16,10 @@ namespace tessera::dist {
 
 // Rows `ids` (IDs of spec.policy's space) in request order.
 Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count);
+// The same through another thread's connection (Context::connect()), whose
+// requests start `rotation` servers further along each partition's list.
+Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec, const int64_t* ids,
+                int64_t count);
 // Writes (or adds) `values` (count rows of spec's row shape) to rows `ids`.
 void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
                net::PushMode mode);

@@ -30,7 +30,7 @@ enum class MessageType : uint16_t {
   kInDegrees = 7,    // frames: local node offsets -> reply: degrees (int64)
   kFindEdges = 8,    // frames: edge ids -> reply: source ids, destination ids (int64)
   kShutdown = 9,
-  kSample = 10,      // reserved for neighbour sampling
+  kSample = 10,      // frames: seeds, fanout spec (int64) -> reply: counts, sources, edge IDs
 };
 
 enum class PushMode : int64_t { kAssign = 0, kAdd = 1 };

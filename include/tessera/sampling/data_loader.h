@@ -1,0 +1,94 @@
+// DistDataLoader: mini-batches of seeds, sampled and fetched ahead of the
+// trainer. Sampler threads (--num-samplers) each hold their own connection
+// to the servers and their own block builder; they claim batch numbers in
+// turn, sample the blocks, pull the input features and the seeds' labels,
+// and park the batch until the trainer takes it. The trainer receives the
+// batches in order, so a run does not depend on thread timing, and at most
+// `prefetch` batches wait ahead (bounded memory).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessera/dist/context.h"
+#include "tessera/io/array.h"
+#include "tessera/sampling/block.h"
+#include "tessera/sampling/dist_sampler.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::sampling {
+
+struct MiniBatch {
+  int64_t index = 0;           // within the epoch
+  std::vector<int64_t> seeds;  // output nodes (homogeneous IDs)
+  std::vector<Block> blocks;   // input layer first
+  Array features;              // rows of blocks[0].src_nodes (empty if no feature was asked for)
+  Array labels;                // rows of seeds (empty if no label was asked for)
+  double sample_s = 0, fetch_s = 0;  // the sampler's time on this batch
+};
+
+struct LoaderOptions {
+  int64_t batch_size = 1000;
+  bool shuffle = true;
+  bool drop_last = false;
+  int num_samplers = 0;  // 0: sample on the caller's thread when it asks
+  int prefetch = 0;      // batches ready ahead; 0: two per sampler
+  uint64_t seed = 0;
+  std::string feature = "feat", label = "label";  // node data to fetch; "" skips it
+};
+
+class DistDataLoader {
+ public:
+  // `seeds`: this trainer's share of the seed nodes (node_split).
+  DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
+                 LoaderOptions options);
+  ~DistDataLoader();
+  DistDataLoader(const DistDataLoader&) = delete;
+  DistDataLoader& operator=(const DistDataLoader&) = delete;
+
+  int64_t batches_per_epoch() const { return num_batches_; }
+  // Caps the batches of every epoch, so that all trainers run the same
+  // number of steps and no all-reduce waits on a trainer that ran out.
+  void limit_batches(int64_t count);
+
+  // Shuffles (by seed and epoch) and starts the samplers on the epoch.
+  void start_epoch(int epoch);
+  // The epoch's next batch, in order; false once the epoch is done. A
+  // sampler's error is rethrown here.
+  bool next(MiniBatch* batch);
+
+ private:
+  struct Worker {
+    std::unique_ptr<net::Client> client;
+    std::unique_ptr<BlockBuilder> builder;
+  };
+  void produce(Worker& worker, int worker_index, int64_t batch_index, MiniBatch* batch);
+  void run_worker(int worker_index);
+  void stop_workers();
+
+  dist::Context* ctx_;
+  const DistNeighborSampler* sampler_;
+  std::vector<int64_t> seeds_, order_;
+  LoaderOptions options_;
+  store::TensorSpec feature_spec_, label_spec_;
+  int64_t num_batches_ = 0;
+  int epoch_ = 0;
+  std::vector<Worker> workers_;  // one per sampler thread, or one for the caller
+  std::vector<std::thread> threads_;
+
+  std::mutex mutex_;
+  std::condition_variable ready_cv_, space_cv_;
+  std::map<int64_t, MiniBatch> ready_;
+  int64_t next_claim_ = 0, next_deliver_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace tessera::sampling

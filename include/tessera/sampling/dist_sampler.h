@@ -1,0 +1,67 @@
+// Distributed neighbour sampling. For each layer, from the output layer
+// down, the seeds are grouped by owning partition: remote groups go out as
+// one request per partition (sampled by its servers), the local group is
+// sampled straight from this machine's shared partition meanwhile, and the
+// answers are merged back in seed order and relabelled into a Block.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/dist/context.h"
+#include "tessera/net/message.h"
+#include "tessera/sampling/block.h"
+#include "tessera/sampling/block_builder.h"
+#include "tessera/sampling/neighbor_sampler.h"
+
+namespace tessera::sampling {
+
+struct SamplerOptions {
+  std::vector<int64_t> fanouts;  // per layer, input layer first (DGL's order); -1: all in-edges
+  bool replace = false;
+  std::string weight;            // edge feature to sample in proportion to, or "" for uniform
+};
+
+// Parses "10,25" (DGL's --fan-out); errors name the flag and the bad entry.
+std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& flag);
+
+// What a kSample request carries besides its seeds.
+std::vector<int64_t> encode_fanout(const FanoutSpec& spec);
+FanoutSpec decode_fanout(const int64_t* values, size_t count);
+
+// One thread's way to the servers: its own sockets (ZeroMQ sockets are not
+// shared between threads) and its turn in the rotation over a machine's
+// servers. Null client in standalone mode.
+struct Channel {
+  net::Client* client = nullptr;
+  int rotation = 0;
+};
+
+class DistNeighborSampler {
+ public:
+  DistNeighborSampler(dist::Context& ctx, SamplerOptions options);
+
+  const SamplerOptions& options() const { return options_; }
+  int num_layers() const { return static_cast<int>(options_.fanouts.size()); }
+
+  // Blocks for `seeds` (unique homogeneous node IDs), input layer first.
+  // `key` fixes every random choice: the same key and seeds give the same
+  // blocks whichever thread samples them and however seeds are grouped.
+  std::vector<Block> sample_blocks(const std::vector<int64_t>& seeds, uint64_t key, BlockBuilder& builder,
+                                   const Channel& channel) const;
+
+  // One layer's sample of `seeds` (any partitions), in seed order.
+  void sample_layer(const std::vector<int64_t>& seeds, FanoutSpec spec, const Channel& channel,
+                    SampledEdges* out) const;
+
+ private:
+  dist::Context* ctx_;
+  SamplerOptions options_;
+  CscView local_;
+  const float* local_weights_ = nullptr;
+  int64_t weight_offset_ = 0;
+  std::string weight_tensor_;  // full tensor name of the weight feature
+};
+
+}  // namespace tessera::sampling

@@ -1,0 +1,52 @@
+// Neighbour sampling on one partition's in-edge CSC: for each seed, up to
+// `fanout` of its in-edges, uniformly or in proportion to an edge weight,
+// without replacement unless asked. Every seed draws from its own random
+// stream keyed by (key, seed ID), so a batch's sample does not depend on how
+// the seeds are grouped, ordered or split across threads and partitions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/store/partition_store.h"
+
+namespace tessera::sampling {
+
+// Raw view of a partition's CSC (arrays are not owned).
+struct CscView {
+  const int64_t* indptr = nullptr;   // [num_nodes + 1]
+  const int64_t* indices = nullptr;  // source node IDs (homogeneous)
+  const int64_t* eids = nullptr;     // edge IDs
+  int64_t first_node = 0;            // homogeneous ID of local node 0
+  int64_t num_nodes = 0;
+  int part = 0;                      // for error messages
+};
+CscView csc_view(const store::PartitionStore& partition);
+
+struct FanoutSpec {
+  int64_t fanout = -1;  // -1: every in-edge
+  bool replace = false;
+  uint64_t key = 0;     // fixes the random choices
+  // Optional edge weights (sampling probability up to scale), indexed by
+  // edge ID - weight_offset; non-negative, zero is never drawn.
+  const float* weights = nullptr;
+  int64_t weight_offset = 0;
+};
+
+// Sampled in-edges, seed after seed: counts[i] edges of seed i, their
+// sources and edge IDs appended to src / eids.
+struct SampledEdges {
+  std::vector<int64_t> counts, src, eids;
+  void clear() {
+    counts.clear();
+    src.clear();
+    eids.clear();
+  }
+};
+
+// Appends the sample of `seeds` (homogeneous IDs the view's partition owns;
+// others throw an Error naming the seed and partition) to `out`.
+void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, const FanoutSpec& spec,
+                     SampledEdges* out);
+
+}  // namespace tessera::sampling

@@ -1,0 +1,154 @@
+#include "tessera/sampling/data_loader.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "tessera/dist/dist_tensor.h"
+#include "tessera/dist/kv_client.h"
+#include "tessera/util/error.h"
+#include "tessera/util/random.h"
+#include "tessera/util/timer.h"
+
+namespace tessera::sampling {
+
+DistDataLoader::DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
+                               LoaderOptions options)
+    : ctx_(&ctx), sampler_(&sampler), seeds_(std::move(seeds)), options_(std::move(options)) {
+  if (options_.batch_size < 1) fail("--batch-size must be at least 1 (got {})", options_.batch_size);
+  if (options_.num_samplers < 0) fail("--num-samplers must be 0 or more (got {})", options_.num_samplers);
+  if (ctx.config().ntypes.size() != 1)
+    fail("the node data loader needs a graph with one node type (this one has {}); heterogeneous graphs go "
+         "through tessera train rgcn",
+         ctx.config().ntypes.size());
+  const std::string& ntype = ctx.config().ntypes[0];
+  // Node features are indexed by type-local IDs; with one node type those
+  // are the homogeneous IDs the sampler produces.
+  if (!options_.feature.empty())
+    feature_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntype, options_.feature)).spec();
+  if (!options_.label.empty())
+    label_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntype, options_.label)).spec();
+  const int64_t n = static_cast<int64_t>(seeds_.size());
+  num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
+  workers_.resize(std::max(1, options_.num_samplers));
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    // The caller's thread can use the context's own connection.
+    workers_[w].client = options_.num_samplers > 0 ? ctx.connect() : nullptr;
+    workers_[w].builder = std::make_unique<BlockBuilder>(ctx.config().num_nodes);
+  }
+}
+
+DistDataLoader::~DistDataLoader() { stop_workers(); }
+
+void DistDataLoader::limit_batches(int64_t count) {
+  if (count < 0) fail("internal: negative batch limit");
+  num_batches_ = std::min(num_batches_, count);
+}
+
+void DistDataLoader::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  space_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void DistDataLoader::start_epoch(int epoch) {
+  stop_workers();
+  epoch_ = epoch;
+  order_ = seeds_;
+  if (options_.shuffle) {
+    Rng rng(options_.seed, (static_cast<uint64_t>(epoch) << 20) + ctx_->rank());
+    for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
+  }
+  ready_.clear();
+  next_claim_ = next_deliver_ = 0;
+  stopping_ = false;
+  error_ = nullptr;
+  for (int w = 0; w < options_.num_samplers; ++w) threads_.emplace_back([this, w] { run_worker(w); });
+}
+
+void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_index, MiniBatch* batch) {
+  const int64_t begin = batch_index * options_.batch_size;
+  const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order_.size()));
+  batch->index = batch_index;
+  batch->seeds.assign(order_.begin() + begin, order_.begin() + end);
+  std::sort(batch->seeds.begin(), batch->seeds.end());  // partition-major: groups requests, helps caches
+
+  net::Client* client = worker.client ? worker.client.get() : (ctx_->standalone() ? nullptr : &ctx_->client());
+  const Channel channel{client, worker_index};
+  const uint64_t key = splitmix64(options_.seed ^ splitmix64((static_cast<uint64_t>(epoch_) << 32) ^
+                                                            (static_cast<uint64_t>(ctx_->rank()) << 48) ^
+                                                            static_cast<uint64_t>(batch_index)));
+  Timer timer;
+  batch->blocks = sampler_->sample_blocks(batch->seeds, key, *worker.builder, channel);
+  batch->sample_s = timer.seconds();
+  timer.reset();
+  const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
+  if (!options_.feature.empty())
+    batch->features = dist::pull_rows(*ctx_, client, worker_index, feature_spec_, inputs.data(),
+                                      static_cast<int64_t>(inputs.size()));
+  if (!options_.label.empty())
+    batch->labels = dist::pull_rows(*ctx_, client, worker_index, label_spec_, batch->seeds.data(),
+                                    static_cast<int64_t>(batch->seeds.size()));
+  batch->fetch_s = timer.seconds();
+}
+
+void DistDataLoader::run_worker(int worker_index) {
+  // Sampler threads run beside the trainer's intra-op threads: each keeps to
+  // one core's worth of work instead of starting OpenMP teams of its own.
+  omp_set_num_threads(1);
+  try {
+    for (;;) {
+      int64_t index;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        space_cv_.wait(lock, [&] {
+          return stopping_ || next_claim_ >= num_batches_ || next_claim_ < next_deliver_ + options_.prefetch;
+        });
+        if (stopping_ || next_claim_ >= num_batches_) return;
+        index = next_claim_++;
+      }
+      MiniBatch batch;
+      produce(workers_[worker_index], worker_index, index, &batch);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_.emplace(index, std::move(batch));
+      }
+      ready_cv_.notify_all();
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      stopping_ = true;
+    }
+    ready_cv_.notify_all();
+    space_cv_.notify_all();
+  }
+}
+
+bool DistDataLoader::next(MiniBatch* batch) {
+  if (next_deliver_ >= num_batches_) return false;
+  if (options_.num_samplers == 0) {
+    produce(workers_[0], 0, next_deliver_++, batch);
+    return true;
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_cv_.wait(lock, [&] { return error_ || ready_.count(next_deliver_) > 0; });
+    if (error_) std::rethrow_exception(error_);
+    auto it = ready_.find(next_deliver_);
+    *batch = std::move(it->second);
+    ready_.erase(it);
+    ++next_deliver_;
+  }
+  space_cv_.notify_all();
+  return true;
+}
+
+}  // namespace tessera::sampling

@@ -1,0 +1,165 @@
+#include "tessera/sampling/dist_sampler.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "tessera/util/error.h"
+#include "tessera/util/random.h"
+
+namespace tessera::sampling {
+namespace {
+
+using net::Header;
+using net::MessageType;
+
+uint64_t layer_key(uint64_t key, int layer) { return splitmix64(key + 0x9e3779b97f4a7c15ULL * (layer + 1)); }
+
+}  // namespace
+
+std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> fanouts;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    char* stop = nullptr;
+    const long long value = std::strtoll(item.c_str(), &stop, 10);
+    if (item.empty() || *stop != '\0' || value < -1)
+      fail("{} '{}': entry '{}' is not a fanout (a count >= 0, or -1 for all neighbours)", flag, text, item);
+    fanouts.push_back(value);
+    begin = end + 1;
+  }
+  return fanouts;
+}
+
+std::vector<int64_t> encode_fanout(const FanoutSpec& spec) {
+  int64_t key;
+  std::memcpy(&key, &spec.key, sizeof key);
+  return {spec.fanout, spec.replace ? 1 : 0, key};
+}
+
+FanoutSpec decode_fanout(const int64_t* values, size_t count) {
+  if (count != 3) throw net::ProtocolError(fmt::format("a sample request's spec has {} values, expected 3", count));
+  FanoutSpec spec;
+  spec.fanout = values[0];
+  spec.replace = values[1] != 0;
+  std::memcpy(&spec.key, &values[2], sizeof spec.key);
+  if (spec.fanout < -1) throw net::ProtocolError(fmt::format("fanout {} is below -1", spec.fanout));
+  return spec;
+}
+
+DistNeighborSampler::DistNeighborSampler(dist::Context& ctx, SamplerOptions options)
+    : ctx_(&ctx), options_(std::move(options)), local_(csc_view(ctx.local())) {
+  if (options_.fanouts.empty()) fail("sampling needs at least one layer's fanout");
+  if (!options_.weight.empty()) {
+    if (ctx.config().etypes.size() != 1)
+      fail("sampling by edge weight '{}' needs a graph with one edge type (this one has {})", options_.weight,
+           ctx.config().etypes.size());
+    weight_tensor_ = store::edge_tensor_name(ctx.config().etypes[0], options_.weight);
+    store::LocalTensor* w = ctx.local_tensor(weight_tensor_);
+    if (w == nullptr) fail("edge weight '{}': the graph has no edge feature of that name", options_.weight);
+    if (w->spec.dtype != DType::kFloat32 || w->spec.row_elems() != 1)
+      fail("edge weight '{}' must be one float32 per edge", options_.weight);
+    local_weights_ = w->rows.data<float>();
+    weight_offset_ = ctx.book().edge_space(0).homogeneous_first[ctx.local_part()];
+  }
+}
+
+void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, FanoutSpec spec, const Channel& channel,
+                                       SampledEdges* out) const {
+  out->clear();
+  const int64_t n = static_cast<int64_t>(seeds.size());
+  const int parts = ctx_->num_parts();
+  const int local = ctx_->local_part();
+  spec.weights = local_weights_;
+  spec.weight_offset = weight_offset_;
+
+  // Owner of every seed; the common case (all local) needs no regrouping.
+  std::vector<int32_t> owner(n);
+  bool all_local = true;
+  for (int64_t i = 0; i < n; ++i) {
+    const int p = ctx_->config().node_owner(seeds[i]);
+    if (p < 0) fail("sampling: seed {} is not a node (the graph has {})", seeds[i], ctx_->config().num_nodes);
+    owner[i] = p;
+    all_local &= p == local;
+  }
+  if (all_local) {
+    sample_in_edges(local_, seeds.data(), n, spec, out);
+    return;
+  }
+  if (channel.client == nullptr) fail("internal: remote seeds to sample but no connection to the servers");
+
+  std::vector<std::vector<int64_t>> group(parts);
+  for (int64_t i = 0; i < n; ++i) group[owner[i]].push_back(seeds[i]);
+  std::vector<uint64_t> requests(parts, 0);
+  for (int p = 0; p < parts; ++p) {
+    if (p == local || group[p].empty()) continue;
+    Header h = net::make_header(MessageType::kSample, 0, weight_tensor_);
+    net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(group[p].size())});
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(std::vector<int64_t>(group[p])));
+    frames.push_back(net::frame_of(encode_fanout(spec)));
+    requests[p] = channel.client->send(ctx_->server_for(p, channel.rotation), h, std::move(frames));
+  }
+
+  // Per partition: the counts, sources and edge IDs of its group, in order.
+  struct Part {
+    const int64_t *counts = nullptr, *src = nullptr, *eids = nullptr;
+    size_t next_seed = 0, next_edge = 0;
+  };
+  std::vector<Part> results(parts);
+  SampledEdges local_edges;
+  if (!group[local].empty()) {
+    sample_in_edges(local_, group[local].data(), static_cast<int64_t>(group[local].size()), spec, &local_edges);
+    results[local] = {local_edges.counts.data(), local_edges.src.data(), local_edges.eids.data()};
+  }
+  std::vector<net::Reply> replies(parts);
+  for (int p = 0; p < parts; ++p) {
+    if (requests[p] == 0) continue;
+    replies[p] = std::move(channel.client->wait({requests[p]})[0]);
+    const auto& frames = replies[p].frames;
+    const size_t seeds_in_group = group[p].size();
+    if (frames.size() != 3 || frames[0].size() != seeds_in_group * sizeof(int64_t) ||
+        frames[1].size() != frames[2].size())
+      fail("sampling: partition {}'s reply is malformed", p);
+    results[p] = {frames[0].data<int64_t>(), frames[1].data<int64_t>(), frames[2].data<int64_t>()};
+    int64_t total = 0;
+    for (size_t i = 0; i < seeds_in_group; ++i) total += results[p].counts[i];
+    if (total * sizeof(int64_t) != frames[1].size()) fail("sampling: partition {}'s reply counts do not add up", p);
+  }
+
+  // Merge in seed order.
+  out->counts.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    Part& r = results[owner[i]];
+    const int64_t c = r.counts[r.next_seed++];
+    out->counts[i] = c;
+    out->src.insert(out->src.end(), r.src + r.next_edge, r.src + r.next_edge + c);
+    out->eids.insert(out->eids.end(), r.eids + r.next_edge, r.eids + r.next_edge + c);
+    r.next_edge += c;
+  }
+  const int64_t num_nodes = ctx_->config().num_nodes;
+  for (const int64_t s : out->src)
+    if (s < 0 || s >= num_nodes) fail("sampling: a server returned source node {} (the graph has {})", s, num_nodes);
+}
+
+std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>& seeds, uint64_t key,
+                                                      BlockBuilder& builder, const Channel& channel) const {
+  const int layers = num_layers();
+  std::vector<Block> blocks(layers);
+  SampledEdges edges;
+  const std::vector<int64_t>* dst = &seeds;
+  for (int layer = layers - 1; layer >= 0; --layer) {
+    FanoutSpec spec;
+    spec.fanout = options_.fanouts[layer];
+    spec.replace = options_.replace;
+    spec.key = layer_key(key, layer);
+    sample_layer(*dst, spec, channel, &edges);
+    blocks[layer] = builder.build(*dst, edges);
+    dst = &blocks[layer].src_nodes;
+  }
+  return blocks;
+}
+
+}  // namespace tessera::sampling

@@ -1,0 +1,160 @@
+#include "tessera/sampling/neighbor_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "tessera/util/error.h"
+#include "tessera/util/prefetch.h"
+#include "tessera/util/random.h"
+
+namespace tessera::sampling {
+namespace {
+
+// Fanouts up to this size pick without replacement by Floyd's algorithm with
+// a linear membership scan (k draws, no scratch); larger ones shuffle a
+// scratch index list partially (k swaps).
+constexpr int64_t kFloydMaxFanout = 64;
+
+// How far ahead the walk over seeds prefetches their CSC rows: one random
+// cache miss per seed for indptr and one for indices dominate the cost.
+constexpr int64_t kIndptrAhead = 16;
+constexpr int64_t kIndicesAhead = 8;
+
+struct Scratch {
+  std::vector<int64_t> picks;                 // chosen offsets within a seed's edge list
+  std::vector<std::pair<double, int64_t>> keyed;  // weighted: (key, offset)
+  std::vector<double> cumulative;             // weighted with replacement
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+void pick_uniform(Rng& rng, int64_t degree, int64_t fanout, bool replace, std::vector<int64_t>* picks) {
+  picks->clear();
+  if (replace) {
+    for (int64_t j = 0; j < fanout; ++j) picks->push_back(static_cast<int64_t>(rng.below(degree)));
+    return;
+  }
+  if (fanout <= kFloydMaxFanout) {
+    // Floyd: for j = n-k .. n-1 draw t in [0, j]; take t unless taken, else j.
+    for (int64_t j = degree - fanout; j < degree; ++j) {
+      const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+      const bool taken = std::find(picks->begin(), picks->end(), t) != picks->end();
+      picks->push_back(taken ? j : t);
+    }
+    return;
+  }
+  picks->resize(degree);
+  std::iota(picks->begin(), picks->end(), 0);
+  for (int64_t j = 0; j < fanout; ++j) {
+    const int64_t t = j + static_cast<int64_t>(rng.below(static_cast<uint64_t>(degree - j)));
+    std::swap((*picks)[j], (*picks)[t]);
+  }
+  picks->resize(fanout);
+}
+
+float weight_of(const FanoutSpec& spec, int64_t eid) { return spec.weights[eid - spec.weight_offset]; }
+
+void pick_weighted(Rng& rng, const int64_t* eids, int64_t degree, const FanoutSpec& spec, Scratch* s) {
+  s->picks.clear();
+  if (spec.replace) {
+    s->cumulative.resize(degree);
+    double total = 0;
+    for (int64_t j = 0; j < degree; ++j) s->cumulative[j] = total += weight_of(spec, eids[j]);
+    if (total <= 0) return;
+    for (int64_t j = 0; j < spec.fanout; ++j) {
+      const double r = rng.uniform() * total;
+      const auto it = std::upper_bound(s->cumulative.begin(), s->cumulative.end(), r);
+      s->picks.push_back(std::min<int64_t>(it - s->cumulative.begin(), degree - 1));
+    }
+    return;
+  }
+  // Efraimidis-Spirakis: each edge gets key log(u) / w; the k largest keys
+  // are a weighted sample without replacement. Zero weights never enter.
+  s->keyed.clear();
+  for (int64_t j = 0; j < degree; ++j) {
+    const float w = weight_of(spec, eids[j]);
+    if (w > 0) s->keyed.emplace_back(std::log(1.0 - rng.uniform()) / w, j);
+  }
+  const int64_t k = std::min<int64_t>(spec.fanout, static_cast<int64_t>(s->keyed.size()));
+  std::nth_element(s->keyed.begin(), s->keyed.begin() + k, s->keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (int64_t j = 0; j < k; ++j) s->picks.push_back(s->keyed[j].second);
+}
+
+}  // namespace
+
+CscView csc_view(const store::PartitionStore& partition) {
+  CscView v;
+  v.indptr = partition.indptr().data<int64_t>();
+  v.indices = partition.indices().data<int64_t>();
+  v.eids = partition.eids().data<int64_t>();
+  v.first_node = partition.first_node();
+  v.num_nodes = partition.num_nodes();
+  v.part = partition.part();
+  return v;
+}
+
+void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, const FanoutSpec& spec,
+                     SampledEdges* out) {
+  if (spec.fanout == 0) {
+    out->counts.insert(out->counts.end(), count, 0);
+    return;
+  }
+  const bool all = spec.fanout < 0;
+  if (!all) {
+    out->src.reserve(out->src.size() + count * spec.fanout);
+    out->eids.reserve(out->eids.size() + count * spec.fanout);
+  }
+  Scratch& s = scratch();
+  auto local_of = [&](int64_t i) { return seeds[i] - graph.first_node; };
+  for (int64_t i = 0; i < count; ++i) {
+    // Prefetch the CSC rows of seeds ahead: indptr first, then (once that
+    // line has likely arrived) the start of the edge list.
+    if (i + kIndptrAhead < count) {
+      const int64_t ahead = local_of(i + kIndptrAhead);
+      if (ahead >= 0 && ahead < graph.num_nodes) prefetch_row(graph.indptr + ahead, 16);
+    }
+    if (i + kIndicesAhead < count) {
+      const int64_t ahead = local_of(i + kIndicesAhead);
+      if (ahead >= 0 && ahead < graph.num_nodes) prefetch_row(graph.indices + graph.indptr[ahead], 64);
+    }
+    const int64_t local = local_of(i);
+    if (local < 0 || local >= graph.num_nodes)
+      fail("sampling: seed {} is not a node of partition {} (it owns {}..{})", seeds[i], graph.part,
+           graph.first_node, graph.first_node + graph.num_nodes - 1);
+    const int64_t begin = graph.indptr[local];
+    const int64_t degree = graph.indptr[local + 1] - begin;
+    const int64_t* src = graph.indices + begin;
+    const int64_t* eids = graph.eids + begin;
+    if (degree == 0) {
+      out->counts.push_back(0);
+      continue;
+    }
+    if (spec.weights == nullptr && (all || (degree <= spec.fanout && !spec.replace))) {
+      out->counts.push_back(degree);
+      out->src.insert(out->src.end(), src, src + degree);
+      out->eids.insert(out->eids.end(), eids, eids + degree);
+      continue;
+    }
+    Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
+    if (spec.weights != nullptr) {
+      FanoutSpec capped = spec;
+      if (all) capped.fanout = degree;
+      pick_weighted(rng, eids, degree, capped, &s);
+    } else {
+      pick_uniform(rng, degree, spec.fanout, spec.replace, &s.picks);
+    }
+    out->counts.push_back(static_cast<int64_t>(s.picks.size()));
+    for (const int64_t j : s.picks) {
+      out->src.push_back(src[j]);
+      out->eids.push_back(eids[j]);
+    }
+  }
+}
+
+}  // namespace tessera::sampling

@@ -1,0 +1,141 @@
+// `dist_worker sample`: samples a fixed set of seeds many times through the
+// distributed sampler (or standalone), checks every sampled edge against the
+// original dataset, and writes how often each original edge was drawn, so
+// the test can compare the distributions of standalone and distributed
+// sampling. Also draws a few mini-batches through the data loader and checks
+// the blocks and the fetched feature rows.
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "scenarios.h"
+#include "tessera/dist/context.h"
+#include "tessera/dist/dist_graph.h"
+#include "tessera/io/dataset_io.h"
+#include "tessera/sampling/data_loader.h"
+#include "tessera/sampling/dist_sampler.h"
+#include "tessera/util/error.h"
+
+namespace dist = tessera::dist;
+namespace sampling = tessera::sampling;
+using tessera::Array;
+using tessera::fail;
+
+namespace {
+
+constexpr int64_t kSeeds = 300;  // original node IDs 0..kSeeds-1
+constexpr int kTrials = 400;
+constexpr int64_t kFanout = 3;
+
+struct Originals {
+  std::vector<int64_t> node, edge;  // new ID -> original ID
+  std::vector<int64_t> new_node;    // original ID -> new ID
+};
+
+Originals originals(dist::DistGraph& g) {
+  Originals o;
+  std::vector<int64_t> nodes(g.num_nodes()), edges(g.num_edges());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < edges.size(); ++i) edges[i] = static_cast<int64_t>(i);
+  const Array n = g.ndata("_ORIG_ID").pull(nodes), e = g.edata("_ORIG_ID").pull(edges);
+  o.node.assign(n.data<int64_t>(), n.data<int64_t>() + nodes.size());
+  o.edge.assign(e.data<int64_t>(), e.data<int64_t>() + edges.size());
+  o.new_node.assign(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) o.new_node[o.node[i]] = static_cast<int64_t>(i);
+  return o;
+}
+
+// Every edge of every block is an edge of the original graph into its
+// destination, and the feature rows are the sources' rows.
+void check_batches(dist::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
+                   const tessera::Dataset& original, int samplers) {
+  const auto& et = original.edge_types.at(0);
+  const Array& feat = original.node_types.at(0).data.at("feat");
+  std::vector<int64_t> seeds;
+  for (int64_t i = ctx.rank(); i < static_cast<int64_t>(o.node.size()); i += ctx.world_size()) seeds.push_back(i);
+  sampling::LoaderOptions options;
+  options.batch_size = 32;
+  options.num_samplers = samplers;
+  options.seed = 5;
+  sampling::DistDataLoader loader(ctx, sampler, seeds, options);
+  loader.limit_batches(20);
+  loader.start_epoch(0);
+  sampling::MiniBatch batch;
+  int64_t batches = 0;
+  while (loader.next(&batch)) {
+    if (batch.index != batches) fail("batch {} arrived as number {}", batch.index, batches);
+    ++batches;
+    for (const sampling::Block& b : batch.blocks) {
+      for (int64_t d = 0; d < b.num_dst; ++d)
+        for (int64_t e = b.indptr[d]; e < b.indptr[d + 1]; ++e) {
+          const int64_t oe = o.edge[b.eids[e]];
+          const int64_t os = o.node[b.src_nodes[b.indices[e]]], od = o.node[b.src_nodes[d]];
+          if (et.src.data<int64_t>()[oe] != os || et.dst.data<int64_t>()[oe] != od)
+            fail("block edge {} -> {} (original {} -> {}) is not original edge {}", b.src_nodes[b.indices[e]],
+                 b.src_nodes[d], os, od, oe);
+        }
+    }
+    const auto& inputs = batch.blocks.front().src_nodes;
+    const size_t rb = feat.row_bytes();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (std::memcmp(static_cast<const char*>(batch.features.raw()) + i * rb,
+                      static_cast<const char*>(feat.raw()) + o.node[inputs[i]] * rb, rb) != 0)
+        fail("batch {}: feature row of node {} differs from the dataset", batch.index, inputs[i]);
+  }
+  if (batches != 20) fail("the loader gave {} batches, expected 20", batches);
+  fmt::print("rank {}: {} loader batches with {} samplers match the dataset\n", ctx.rank(), batches, samplers);
+}
+
+}  // namespace
+
+int run_sample(const std::map<std::string, std::string>& flags) {
+  dist::InitOptions init;
+  if (flags.count("--part-config")) {
+    init.standalone = true;
+    init.part_config = flags.at("--part-config");
+  }
+  auto ctx = dist::initialize(init);
+  const tessera::Dataset original = tessera::read_dataset(flags.at("--data"));
+  dist::DistGraph g(*ctx);
+  const Originals o = originals(g);
+  const auto& et = original.edge_types.at(0);
+
+  sampling::SamplerOptions options;
+  options.fanouts = {kFanout};
+  const sampling::DistNeighborSampler sampler(*ctx, options);
+  const int samplers = flags.count("--samplers") ? std::stoi(flags.at("--samplers")) : 2;
+  check_batches(*ctx, sampler, o, original, samplers);
+
+  if (ctx->rank() == 0) {
+    std::vector<int64_t> seeds;
+    for (int64_t i = 0; i < kSeeds; ++i) seeds.push_back(o.new_node[i]);
+    std::unique_ptr<tessera::net::Client> client = ctx->connect();
+    const sampling::Channel channel{client.get(), 0};
+    std::map<int64_t, int64_t> drawn;  // original edge -> times drawn
+    sampling::SampledEdges edges;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      sampling::FanoutSpec spec;
+      spec.fanout = kFanout;
+      spec.key = 1000 + trial;
+      sampler.sample_layer(seeds, spec, channel, &edges);
+      size_t e = 0;
+      for (int64_t i = 0; i < kSeeds; ++i)
+        for (int64_t k = 0; k < edges.counts[i]; ++k, ++e) {
+          const int64_t oe = o.edge[edges.eids[e]];
+          if (et.dst.data<int64_t>()[oe] != i || et.src.data<int64_t>()[oe] != o.node[edges.src[e]])
+            fail("sampled edge {} of seed {} is not an in-edge of original node {}", edges.eids[e], seeds[i], i);
+          ++drawn[oe];
+        }
+    }
+    const std::string mode = ctx->standalone() ? "standalone" : "distributed";
+    std::ofstream out(fmt::format("{}/drawn-{}.txt", flags.at("--out"), mode));
+    for (const auto& [edge, times] : drawn) out << edge << " " << et.dst.data<int64_t>()[edge] << " " << times << "\n";
+    fmt::print("rank 0: {} trials of {} seeds sampled, every edge checked\n", kTrials, kSeeds);
+  }
+  ctx->finalize();
+  fmt::print("rank {}: sampling checks passed\n", ctx->rank());
+  return 0;
+}
