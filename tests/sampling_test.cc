@@ -211,6 +211,17 @@ TEST(Sampling, SampleDependsOnlyOnKeyAndSeed) {
   spec.key = 43;
   sample_in_edges(g.view(), alone.data(), 1, spec, &c);
   EXPECT_NE(b.eids, c.eids);
+
+  // A partition whose edge IDs follow CSC order needs no eids array.
+  CscView implicit = g.view();
+  implicit.eids = nullptr;
+  implicit.first_edge = kEdgeBase;
+  SampledEdges d;
+  sample_in_edges(implicit, together.data(), 3, spec, &d);
+  SampledEdges e;
+  sample_in_edges(g.view(), together.data(), 3, spec, &e);
+  EXPECT_EQ(d.eids, e.eids);
+  EXPECT_EQ(d.src, e.src);
 }
 
 TEST(Sampling, SeedOutsideThePartitionIsAnError) {
@@ -234,7 +245,7 @@ TEST(Sampling, BlocksPutDestinationsFirstAndRelabelSources) {
   sample_in_edges(g.view(), dst.data(), 3, spec, &s);
   BlockBuilder builder(g.num_nodes);
   for (int round = 0; round < 2; ++round) {  // the builder's slots are reset between blocks
-    const Block b = builder.build(dst, s);
+    const Block b = builder.build(dst, SampledEdges(s));
     EXPECT_EQ(b.num_dst, 3);
     ASSERT_EQ(std::vector<int64_t>(b.src_nodes.begin(), b.src_nodes.begin() + 3), dst);
     EXPECT_EQ(std::set<int64_t>(b.src_nodes.begin(), b.src_nodes.end()).size(), b.src_nodes.size());

@@ -1,6 +1,7 @@
 #include "tessera/sampling/block_builder.h"
 
 #include <limits>
+#include <utility>
 
 #include "tessera/util/error.h"
 #include "tessera/util/prefetch.h"
@@ -9,7 +10,7 @@ namespace tessera::sampling {
 
 BlockBuilder::BlockBuilder(int64_t num_nodes) : slot_(num_nodes, -1) {}
 
-Block BlockBuilder::build(const std::vector<int64_t>& dst, const SampledEdges& edges) {
+Block BlockBuilder::build(const std::vector<int64_t>& dst, SampledEdges&& edges) {
   const int64_t num_dst = static_cast<int64_t>(dst.size());
   if (static_cast<int64_t>(edges.counts.size()) != num_dst)
     fail("internal: {} sampled edge counts for {} destinations", edges.counts.size(), num_dst);
@@ -23,7 +24,7 @@ Block BlockBuilder::build(const std::vector<int64_t>& dst, const SampledEdges& e
   block.src_nodes.reserve(num_dst + num_edges / 2);
   block.indptr.resize(num_dst + 1);
   block.indices.resize(num_edges);
-  block.eids = edges.eids;
+  block.eids = std::move(edges.eids);
 
   for (int64_t d = 0; d < num_dst; ++d) {
     const int64_t node = dst[d];

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "tessera/util/error.h"
 #include "tessera/util/random.h"
@@ -148,15 +149,15 @@ std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>
                                                       BlockBuilder& builder, const Channel& channel) const {
   const int layers = num_layers();
   std::vector<Block> blocks(layers);
-  SampledEdges edges;
   const std::vector<int64_t>* dst = &seeds;
   for (int layer = layers - 1; layer >= 0; --layer) {
+    SampledEdges edges;
     FanoutSpec spec;
     spec.fanout = options_.fanouts[layer];
     spec.replace = options_.replace;
     spec.key = layer_key(key, layer);
     sample_layer(*dst, spec, channel, &edges);
-    blocks[layer] = builder.build(*dst, edges);
+    blocks[layer] = builder.build(*dst, std::move(edges));
     dst = &blocks[layer].src_nodes;
   }
   return blocks;

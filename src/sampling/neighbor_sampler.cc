@@ -21,11 +21,14 @@ constexpr int64_t kFloydMaxFanout = 64;
 // cache miss per seed for indptr and one for indices dominate the cost.
 constexpr int64_t kIndptrAhead = 16;
 constexpr int64_t kIndicesAhead = 8;
+// How far the reads of picked edges trail their prefetches.
+constexpr size_t kGatherLag = 64;
 
 struct Scratch {
   std::vector<int64_t> picks;                 // chosen offsets within a seed's edge list
   std::vector<std::pair<double, int64_t>> keyed;  // weighted: (key, offset)
   std::vector<double> cumulative;             // weighted with replacement
+  std::vector<int64_t> positions;             // CSC positions of the picked edges
 };
 
 Scratch& scratch() {
@@ -57,9 +60,17 @@ void pick_uniform(Rng& rng, int64_t degree, int64_t fanout, bool replace, std::v
   picks->resize(fanout);
 }
 
+// The edge IDs of one seed's in-edges: read from eids.npy, or computed from
+// the position when the partition numbers its edges in CSC order.
+struct EdgeIds {
+  const int64_t* ids;  // null: ID = first + offset
+  int64_t first;
+  int64_t operator[](int64_t offset) const { return ids ? ids[offset] : first + offset; }
+};
+
 float weight_of(const FanoutSpec& spec, int64_t eid) { return spec.weights[eid - spec.weight_offset]; }
 
-void pick_weighted(Rng& rng, const int64_t* eids, int64_t degree, const FanoutSpec& spec, Scratch* s) {
+void pick_weighted(Rng& rng, const EdgeIds& eids, int64_t degree, const FanoutSpec& spec, Scratch* s) {
   s->picks.clear();
   if (spec.replace) {
     s->cumulative.resize(degree);
@@ -92,7 +103,8 @@ CscView csc_view(const store::PartitionStore& partition) {
   CscView v;
   v.indptr = partition.indptr().data<int64_t>();
   v.indices = partition.indices().data<int64_t>();
-  v.eids = partition.eids().data<int64_t>();
+  v.eids = partition.eids_are_positions() ? nullptr : partition.eids().data<int64_t>();
+  v.first_edge = partition.first_edge();
   v.first_node = partition.first_node();
   v.num_nodes = partition.num_nodes();
   v.part = partition.part();
@@ -106,11 +118,25 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
     return;
   }
   const bool all = spec.fanout < 0;
+  Scratch& s = scratch();
+  // Two passes in step: the first picks the positions of each seed's edges
+  // and prefetches them, the second reads the picked sources kGatherLag
+  // positions behind, so the random reads of many seeds are in flight at
+  // once instead of one seed's at a time.
+  std::vector<int64_t>& positions = s.positions;
+  positions.clear();
   if (!all) {
     out->src.reserve(out->src.size() + count * spec.fanout);
     out->eids.reserve(out->eids.size() + count * spec.fanout);
   }
-  Scratch& s = scratch();
+  size_t gathered = 0;
+  auto gather_until = [&](size_t end) {
+    for (; gathered < end; ++gathered) {
+      const int64_t pos = positions[gathered];
+      out->src.push_back(graph.indices[pos]);
+      out->eids.push_back(graph.eids ? graph.eids[pos] : graph.first_edge + pos);
+    }
+  };
   auto local_of = [&](int64_t i) { return seeds[i] - graph.first_node; };
   for (int64_t i = 0; i < count; ++i) {
     // Prefetch the CSC rows of seeds ahead: indptr first, then (once that
@@ -129,32 +155,33 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
            graph.first_node, graph.first_node + graph.num_nodes - 1);
     const int64_t begin = graph.indptr[local];
     const int64_t degree = graph.indptr[local + 1] - begin;
-    const int64_t* src = graph.indices + begin;
-    const int64_t* eids = graph.eids + begin;
     if (degree == 0) {
       out->counts.push_back(0);
       continue;
     }
     if (spec.weights == nullptr && (all || (degree <= spec.fanout && !spec.replace))) {
       out->counts.push_back(degree);
-      out->src.insert(out->src.end(), src, src + degree);
-      out->eids.insert(out->eids.end(), eids, eids + degree);
-      continue;
-    }
-    Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
-    if (spec.weights != nullptr) {
-      FanoutSpec capped = spec;
-      if (all) capped.fanout = degree;
-      pick_weighted(rng, eids, degree, capped, &s);
+      for (int64_t j = 0; j < degree; ++j) positions.push_back(begin + j);
     } else {
-      pick_uniform(rng, degree, spec.fanout, spec.replace, &s.picks);
+      Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
+      if (spec.weights != nullptr) {
+        FanoutSpec capped = spec;
+        if (all) capped.fanout = degree;
+        pick_weighted(rng, EdgeIds{graph.eids ? graph.eids + begin : nullptr, graph.first_edge + begin}, degree,
+                      capped, &s);
+      } else {
+        pick_uniform(rng, degree, spec.fanout, spec.replace, &s.picks);
+      }
+      out->counts.push_back(static_cast<int64_t>(s.picks.size()));
+      for (const int64_t j : s.picks) {
+        __builtin_prefetch(graph.indices + begin + j, 0, 1);
+        if (graph.eids) __builtin_prefetch(graph.eids + begin + j, 0, 1);
+        positions.push_back(begin + j);
+      }
     }
-    out->counts.push_back(static_cast<int64_t>(s.picks.size()));
-    for (const int64_t j : s.picks) {
-      out->src.push_back(src[j]);
-      out->eids.push_back(eids[j]);
-    }
+    if (positions.size() > kGatherLag) gather_until(positions.size() - kGatherLag);
   }
+  gather_until(positions.size());
 }
 
 }  // namespace tessera::sampling

@@ -67,6 +67,11 @@ PartitionStore::PartitionStore(const PartitionConfig& config, const PartitionBoo
   if (num_edges != edges.second - edges.first || indices_.rows() != num_edges || eids_.rows() != num_edges)
     fail("{}: the CSC arrays hold {} edges, the config gives partition {} {} edges", graph, num_edges, part,
          edges.second - edges.first);
+  {
+    const int64_t* e = eids_.data<int64_t>();
+    eids_are_positions_ = true;
+    for (int64_t pos = 0; pos < num_edges && eids_are_positions_; ++pos) eids_are_positions_ = e[pos] == first_edge_ + pos;
+  }
 
   // Original IDs, per type, as read-only tensors: "node/<ntype>/_ORIG_ID".
   const Array orig_nids = read_npy_checked(config.path(files.orig_nids), DType::kInt64, 1, "orig_nids");
@@ -111,6 +116,12 @@ PartitionStore::PartitionStore(const PartitionConfig& config, const PartitionBoo
 }
 
 int64_t PartitionStore::edge_position(int64_t eid) {
+  if (eids_are_positions_) {
+    if (eid < first_edge_ || eid >= first_edge_ + eids_.rows())
+      fail("edge {} is not in partition {} (it holds edges {}..{})", eid, part_, first_edge_,
+           first_edge_ + eids_.rows() - 1);
+    return eid - first_edge_;
+  }
   std::call_once(inverted_, [this] {
     const int64_t n = eids_.rows();
     position_of_edge_.assign(n, -1);

@@ -19,8 +19,8 @@ class BlockBuilder {
   explicit BlockBuilder(int64_t num_nodes);
 
   // `dst`: the layer's destinations (unique); `edges`: their samples, in the
-  // same order.
-  Block build(const std::vector<int64_t>& dst, const SampledEdges& edges);
+  // same order (its edge IDs move into the block).
+  Block build(const std::vector<int64_t>& dst, SampledEdges&& edges);
 
  private:
   std::vector<int32_t> slot_;  // node ID -> position in the block's sources, or -1

@@ -16,7 +16,8 @@ namespace tessera::sampling {
 struct CscView {
   const int64_t* indptr = nullptr;   // [num_nodes + 1]
   const int64_t* indices = nullptr;  // source node IDs (homogeneous)
-  const int64_t* eids = nullptr;     // edge IDs
+  const int64_t* eids = nullptr;     // edge IDs, or null when edge IDs are first_edge + position
+  int64_t first_edge = 0;
   int64_t first_node = 0;            // homogeneous ID of local node 0
   int64_t num_nodes = 0;
   int part = 0;                      // for error messages

@@ -36,6 +36,9 @@ class PartitionStore {
   const Array& indptr() const { return indptr_; }    // [num_nodes + 1], local positions
   const Array& indices() const { return indices_; }  // source homogeneous IDs
   const Array& eids() const { return eids_; }        // edge IDs
+  // True when eids[pos] == first_edge() + pos (homogeneous graphs), so the
+  // edge ID of a position needs no lookup.
+  bool eids_are_positions() const { return eids_are_positions_; }
   const Array& etypes() const { return etypes_; }    // int32 edge types, or empty
 
   // Position of edge `eid` in the CSC arrays, and the local node whose
@@ -53,6 +56,7 @@ class PartitionStore {
   int part_;
   int64_t first_node_ = 0, first_edge_ = 0;
   Array indptr_, indices_, eids_, etypes_;
+  bool eids_are_positions_ = false;
   std::vector<int64_t> position_of_edge_;
   std::once_flag inverted_;
   std::map<std::string, LocalTensor> tensors_;
