@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tessera::add_partition_command(app);
   tessera::add_inspect_command(app);
   tessera::add_launch_command(app);
+  tessera::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,6 +25,7 @@
 #include "tessera/store/sparse_step.h"
 #include "tessera/store/tensor_ops.h"
 #include "tessera/util/error.h"
+#include "tessera/util/timer.h"
 
 namespace tessera::dist {
 namespace {
@@ -287,7 +288,7 @@ int run_server(const JobEnv& env) {
   try {
     PartitionServer server(env);
     server.serve();
-    fmt::print(stderr, "server {}: shut down\n", env.label());
+    fmt::print(stderr, "server {}: shut down (peak RSS {:.0f} MB)\n", env.label(), peak_rss_bytes() / 1e6);
     return g_stop ? 143 : 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "server {}: error: {}\n", env.label(), e.what());

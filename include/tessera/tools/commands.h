@@ -10,5 +10,6 @@ void add_gen_command(CLI::App& app);
 void add_partition_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace tessera
