@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tessera/util/error.h"
+#include "tessera/util/prefetch.h"
 
 namespace tessera::nn {
 namespace {
@@ -110,7 +111,12 @@ void forward_kernel(const float* x, const int64_t* ptr, const int64_t* idx, int6
       std::fill(o, o + f, 0.0f);
       continue;
     }
-    for (; e < end; ++e) add_row(o, x + idx[e] * f, f);
+    // Source rows are random rows of x: ask for the next ones' cache lines
+    // while adding this one, so their misses overlap.
+    for (; e < end; ++e) {
+      if (e + kPrefetchRows < end) prefetch_row(x + idx[e + kPrefetchRows] * f, f * sizeof(float));
+      add_row(o, x + idx[e] * f, f);
+    }
     const float scale = row_scale(reduce, end - ptr[d]);
     if (scale != 1.0f) {
 #pragma omp simd

@@ -47,6 +47,9 @@ void add_sage(CLI::App& train) {
 
 void add_train_command(CLI::App& app) {
   CLI::App* train = app.add_subcommand("train", "train a model on a partitioned graph");
+  // As with argparse, a repeated flag takes its last value, so scripts can
+  // append overrides to a shared set of flags.
+  train->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   train->require_subcommand(1);
   add_sage(*train);
 }

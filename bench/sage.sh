@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# GraphSAGE benchmark of issue 4, in one run, on a generated RMAT graph:
+# 1,000,000 nodes, 20,000,000 directed edges (symmetric, no self-loops or
+# duplicates), 100 float features, 47 classes, 10% training nodes; fan-out
+# 10,25, batch 1000, 2 layers, hidden 16 (DistDGL's example defaults).
+#   (a) single-process sampling throughput with 2 sampler threads
+#       (standalone, 1 partition), sampling alone and with feature fetch;
+#   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
+#       partition, both "machines" on this host: epoch time, mini-batches/s
+#       summed over trainers, the time split, peak RSS per process.
+# DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
+# of 50 mini-batches per trainer (28-29/s summed).
+# Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build >/dev/null
+epochs=${1:-3}
+dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
+bin=$PWD/build/tessera
+mkdir -p "$dir"
+if [ ! -f "$dir/rmat/meta.json" ]; then
+  $bin gen rmat --nodes 1000000 --edges 20000000 --symmetric --feat-dim 100 --classes 47 --train-frac 0.1 \
+    --seed 0 --out "$dir/rmat" >/dev/null 2>&1
+fi
+[ -f "$dir/p1/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 1 --method random \
+  --out "$dir/p1" >/dev/null 2>&1
+[ -f "$dir/p2/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 2 --balance-train \
+  --out "$dir/p2" >/dev/null 2>&1
+
+echo "## (a) single-process sampling, 2 sampler threads"
+build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600
+
+echo
+echo "## (b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $epochs epochs"
+port=${BENCH_PORT:-34250}
+printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
+log="$dir/sage.log"
+# One intra-op thread per trainer: 2 trainers + 2 servers share 2 cores.
+$bin launch --ip-config "$dir/ip_config.txt" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers 1 \
+  --num-samplers "${SAMPLERS:-1}" --extra-envs "TESSERA_NUM_THREADS=${THREADS:-1}" \
+  "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
+   --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 --out $dir/out-\$TESSERA_MACHINE_ID" \
+  >"$log" 2>&1 || { cat "$log"; exit 1; }
+python3 - "$log" <<'PY'
+import json, re, sys
+finals, servers = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'\[(m\d+)/trainer/\d+\] (\{.*\})$', line.strip())
+    if m: finals[m.group(1)] = json.loads(m.group(2))
+    m = re.search(r'server (m\d+/server/\d+): shut down \(peak RSS (\d+) MB\)', line)
+    if m: servers[m.group(1)] = int(m.group(2))
+print("| epoch time (s) | steps/epoch/trainer | mini-batches/s summed | sample (s) | fetch (s) | wait (s) | compute (s) | all-reduce (s) | test acc |")
+print("|---|---|---|---|---|---|---|---|---|")
+f = finals.get('m0')
+if f is None: sys.exit("no final metrics in the log")
+summed = f["trainers"] * f["mini_batches_per_s"]
+print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {f["test_acc"]:.3f} |')
+print()
+print("| process | peak RSS (MB) |")
+print("|---|---|")
+print(f'| m0/trainer/0 | {f["peak_rss_mb"]:.0f} |')
+for name, rss in sorted(servers.items()): print(f'| {name} | {rss} |')
+PY
