@@ -159,6 +159,20 @@ TEST(SageTest, ConvOrdersAgree) {
   }
 }
 
+// The choice follows the measured costs of the two orders (both timed in
+// the report of this change, not here).
+TEST(SageTest, OrderChoice) {
+  // Full-graph block narrowing 256 -> 47: linear first, as DGL always does.
+  EXPECT_TRUE(linear_first_is_cheaper(50000, 50000, 750000, 256, 47, true, true));
+  // Sampled output layer, 24 times more sources than destinations: the GEMM
+  // over all sources would cost more than aggregating wide rows.
+  EXPECT_FALSE(linear_first_is_cheaper(24000, 1000, 25000, 256, 47, true, true));
+  // Input features (no gradient) of a sampled block.
+  EXPECT_FALSE(linear_first_is_cheaper(200000, 24000, 240000, 602, 256, false, true));
+  // Widening layers aggregate first.
+  EXPECT_FALSE(linear_first_is_cheaper(1000, 1000, 50000, 47, 256, true, true));
+}
+
 TEST(SageTest, ConvRejectsBadShapes) {
   SageConv conv(8, 4, "mean");
   const RandomBlock b(5, 10, 3, 1);
