@@ -60,7 +60,8 @@ bool linear_first_is_cheaper(int64_t num_src, int64_t num_dst, int64_t nnz, int6
 
 SageConvImpl::SageConvImpl(int64_t in_feats, int64_t out_feats, const std::string& aggregator)
     : in_feats_(in_feats), out_feats_(out_feats), gcn_(aggregator == "gcn") {
-  if (in_feats <= 0 || out_feats <= 0) fail("SageConv: feature sizes must be positive, got {} -> {}", in_feats, out_feats);
+  if (in_feats <= 0 || out_feats <= 0)
+    fail("SageConv: feature sizes must be positive, got {} -> {}", in_feats, out_feats);
   if (aggregator != "mean" && aggregator != "gcn")
     fail("SageConv: unknown aggregator '{}' (expected mean or gcn)", aggregator);
   const auto linear = torch::nn::LinearOptions(in_feats, out_feats).bias(false);

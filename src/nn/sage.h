@@ -36,8 +36,9 @@ struct BlockTensors {
 };
 
 // Views of the vectors without copying: the vectors must outlive the
-// returned tensors and must not be resized while they live. Temporaries
-// would dangle at once, so those overloads are deleted.
+// returned tensors, including any autograd graph built from them (the
+// aggregation's backward reads them), and must not be resized meanwhile.
+// Temporaries would dangle at once, so those overloads are deleted.
 BlockTensors block_view(const std::vector<int64_t>& indptr, const std::vector<int64_t>& indices, int64_t num_src);
 BlockTensors block_view(std::vector<int64_t>&& indptr, const std::vector<int64_t>& indices, int64_t num_src) = delete;
 BlockTensors block_view(const std::vector<int64_t>& indptr, std::vector<int64_t>&& indices, int64_t num_src) = delete;
