@@ -109,6 +109,19 @@ TEST(SpmmTest, NoEdgesGivesZeros) {
   EXPECT_TRUE(torch::equal(out, torch::zeros({3, 3})));
 }
 
+// Zero-width rows and zero destinations come out of degenerate minibatches.
+TEST(SpmmTest, EmptyShapes) {
+  const torch::Tensor ptr = torch::tensor(std::vector<int64_t>{0, 2}), idx = torch::tensor(std::vector<int64_t>{0, 1});
+  const torch::Tensor narrow = torch::randn({3, 0}).requires_grad_();
+  csr_mean(narrow, ptr, idx).sum().backward();
+  EXPECT_EQ(narrow.grad().sizes(), (std::vector<int64_t>{3, 0}));
+  const torch::Tensor x = torch::randn({3, 4}).requires_grad_();
+  const torch::Tensor none = csr_mean(x, torch::zeros({1}, torch::kInt64), torch::zeros({0}, torch::kInt64));
+  EXPECT_EQ(none.sizes(), (std::vector<int64_t>{0, 4}));
+  none.sum().backward();
+  EXPECT_TRUE(torch::equal(x.grad(), torch::zeros({3, 4})));
+}
+
 TEST(SpmmTest, BadInputNamesTheProblem) {
   const torch::Tensor x = torch::randn({4, 3});
   const torch::Tensor ptr = torch::tensor(std::vector<int64_t>{0, 2, 3}, torch::kInt64);
@@ -157,6 +170,20 @@ TEST(SageTest, ConvOrdersAgree) {
     EXPECT_TRUE(torch::allclose(x_grads[0], x_grads[1], 1e-4, 1e-5));
     EXPECT_TRUE(torch::allclose(w_grads[0], w_grads[1], 1e-4, 1e-4));
   }
+}
+
+// The choice follows the measured costs of the two orders (both timed in
+// the report of this change, not here).
+TEST(SageTest, OrderChoice) {
+  // Full-graph block narrowing 256 -> 47: linear first, as DGL always does.
+  EXPECT_TRUE(linear_first_is_cheaper(50000, 50000, 750000, 256, 47, true, true));
+  // Sampled output layer, 24 times more sources than destinations: the GEMM
+  // over all sources would cost more than aggregating wide rows.
+  EXPECT_FALSE(linear_first_is_cheaper(24000, 1000, 25000, 256, 47, true, true));
+  // Input features (no gradient) of a sampled block.
+  EXPECT_FALSE(linear_first_is_cheaper(200000, 24000, 240000, 602, 256, false, true));
+  // Widening layers aggregate first.
+  EXPECT_FALSE(linear_first_is_cheaper(1000, 1000, 50000, 47, 256, true, true));
 }
 
 TEST(SageTest, ConvRejectsBadShapes) {
@@ -304,7 +331,8 @@ TEST(GradSyncTest, TwoMembersAverage) {
   for (size_t i = 0; i < grads[0].size(); ++i) {
     SCOPED_TRACE(i);
     const float expected = i == 1 ? (2.0f + i) / 2 : (1.0f + i + 2.0f + i) / 2;
-    for (int rank = 0; rank < 2; ++rank) EXPECT_TRUE(torch::equal(grads[rank][i], torch::full_like(grads[rank][i], expected)));
+    for (int rank = 0; rank < 2; ++rank)
+      EXPECT_TRUE(torch::equal(grads[rank][i], torch::full_like(grads[rank][i], expected)));
   }
 }
 

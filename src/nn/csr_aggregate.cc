@@ -165,6 +165,8 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
     ctx->saved_data["num_src"] = x.size(0);
     const int64_t num_dst = indptr.size(0) - 1;
     torch::Tensor out = torch::empty({num_dst, x.size(1)}, x.options());
+    // Empty tensors may have null data, which memcpy must not see.
+    if (out.numel() == 0) return out;
     forward_kernel(x.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst,
                    x.size(1), reduce, out.data_ptr<float>());
     return out;
@@ -181,6 +183,10 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
     const int64_t num_src = ctx->saved_data["num_src"].toInt();
     const torch::Tensor g = grad_outputs[0].contiguous();
     const int64_t num_dst = indptr.size(0) - 1;
+    if (g.numel() == 0 || num_src == 0) {  // null data, which memset must not see; and nothing to add
+      grads[0] = torch::zeros({num_src, g.size(1)}, g.options());
+      return grads;
+    }
     torch::Tensor gx = torch::empty({num_src, g.size(1)}, g.options());
     backward_kernel(g.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst, num_src,
                     g.size(1), reduce, gx.data_ptr<float>());

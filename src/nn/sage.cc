@@ -35,9 +35,33 @@ BlockTensors block_view(const std::vector<int64_t>& indptr, const std::vector<in
   return b;
 }
 
+namespace {
+
+// Cost of aggregating one float (a gathered or scattered element of a random
+// row: memory bound) in GEMM multiply-adds (compute bound). Measured about
+// 17-23 on a 2-core x86 host with libtorch 1.13; the choice only flips near
+// the break-even, where both orders cost about the same anyway.
+constexpr double kAggregateCostInGemmMacs = 20.0;
+
+}  // namespace
+
+bool linear_first_is_cheaper(int64_t num_src, int64_t num_dst, int64_t nnz, int64_t in, int64_t out, bool x_grad,
+                             bool w_grad) {
+  // fc_neigh's GEMM runs forward, again for the weight's gradient, and again
+  // for the input's. The aggregation runs forward, and backward whenever
+  // its input needs a gradient: after fc_neigh that is whenever anything does.
+  const double gemm_passes = 1.0 + w_grad + x_grad;
+  const double gemm = static_cast<double>(in) * out * gemm_passes;
+  const double agg = kAggregateCostInGemmMacs * static_cast<double>(nnz);
+  const double linear_first = gemm * num_src + agg * out * (1.0 + (x_grad || w_grad));
+  const double aggregate_first = gemm * num_dst + agg * in * (1.0 + x_grad);
+  return linear_first < aggregate_first;
+}
+
 SageConvImpl::SageConvImpl(int64_t in_feats, int64_t out_feats, const std::string& aggregator)
     : in_feats_(in_feats), out_feats_(out_feats), gcn_(aggregator == "gcn") {
-  if (in_feats <= 0 || out_feats <= 0) fail("SageConv: feature sizes must be positive, got {} -> {}", in_feats, out_feats);
+  if (in_feats <= 0 || out_feats <= 0)
+    fail("SageConv: feature sizes must be positive, got {} -> {}", in_feats, out_feats);
   if (aggregator != "mean" && aggregator != "gcn")
     fail("SageConv: unknown aggregator '{}' (expected mean or gcn)", aggregator);
   const auto linear = torch::nn::LinearOptions(in_feats, out_feats).bias(false);
@@ -67,13 +91,13 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
          num_dst);
   const CsrReduce reduce = gcn_ ? CsrReduce::kGcnMean : CsrReduce::kMean;
 
-  // Aggregation and fc_neigh commute, so either may go first; costs differ.
-  // Linear first aggregates out_feats-wide rows instead of in_feats-wide ones,
-  // which pays when in_feats > out_feats and the aggregation has a backward
-  // too. When x_src needs no gradient (the input features) aggregating first
-  // skips that backward entirely and runs the GEMM on num_dst rows only.
+  // Aggregation and fc_neigh commute, so either may go first.
   bool linear_first = order == LinearOrder::kLinearFirst;
-  if (order == LinearOrder::kAuto) linear_first = x_src.requires_grad() && in_feats_ > out_feats_;
+  if (order == LinearOrder::kAuto) {
+    const bool grad = torch::GradMode::is_enabled();
+    linear_first = linear_first_is_cheaper(x_src.size(0), num_dst, indices.numel(), in_feats_, out_feats_,
+                                           grad && x_src.requires_grad(), grad && fc_neigh->weight.requires_grad());
+  }
 
   torch::Tensor h_neigh = linear_first ? csr_aggregate(fc_neigh(x_src), indptr, indices, reduce)
                                        : fc_neigh(csr_aggregate(x_src, indptr, indices, reduce));

@@ -36,16 +36,28 @@ struct BlockTensors {
 };
 
 // Views of the vectors without copying: the vectors must outlive the
-// returned tensors and must not be resized while they live. Temporaries
-// would dangle at once, so those overloads are deleted.
+// returned tensors, including any autograd graph built from them (the
+// aggregation's backward reads them), and must not be resized meanwhile.
+// Temporaries would dangle at once, so those overloads are deleted.
 BlockTensors block_view(const std::vector<int64_t>& indptr, const std::vector<int64_t>& indices, int64_t num_src);
 BlockTensors block_view(std::vector<int64_t>&& indptr, const std::vector<int64_t>& indices, int64_t num_src) = delete;
 BlockTensors block_view(const std::vector<int64_t>& indptr, std::vector<int64_t>&& indices, int64_t num_src) = delete;
 BlockTensors block_view(std::vector<int64_t>&& indptr, std::vector<int64_t>&& indices, int64_t num_src) = delete;
 
 // Where fc_neigh is applied relative to the aggregation. Both give the same
-// result; they differ in cost (see SageConvImpl::forward).
+// result; they differ in cost. kAuto asks linear_first_is_cheaper.
 enum class LinearOrder { kAuto, kLinearFirst, kAggregateFirst };
+
+// Whether fc_neigh (in -> out) before the aggregation costs less than after
+// it, for a block of nnz edges from num_src sources to num_dst destinations;
+// x_grad / w_grad: whether the backward needs the input's / the weight's
+// gradient. Linear first runs the GEMM on num_src rows and aggregates
+// out-wide rows; aggregating first runs it on num_dst rows only and
+// aggregates in-wide rows. DGL's rule (linear first iff in > out) is the
+// answer for full-graph blocks (num_src == num_dst) but not for sampled
+// ones, where num_src is many times num_dst.
+bool linear_first_is_cheaper(int64_t num_src, int64_t num_dst, int64_t nnz, int64_t in, int64_t out, bool x_grad,
+                             bool w_grad);
 
 class SageConvImpl : public torch::nn::Module {
  public:
