@@ -51,6 +51,14 @@ int main(int argc, char** argv) {
       lo.seed = 1;
       if (!fetch) lo.feature = lo.label = "";
       sampling::DistDataLoader loader(*ctx, sampler, train, lo);
+      // Warm up first (page tables of the mapped partition, allocator
+      // arenas): the table reports the steady state.
+      {
+        loader.start_epoch(1000);
+        sampling::MiniBatch batch;
+        for (int i = 0; i < 100 && loader.next(&batch); ++i) {
+        }
+      }
       int64_t done = 0, edges = 0, inputs = 0;
       tessera::Timer timer;
       for (int epoch = 0; done < batches; ++epoch) {
