@@ -1,5 +1,8 @@
 // The single CLI entry point: `tessera <command> ...`.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -7,7 +10,19 @@
 #include "tessera/tools/commands.h"
 #include "tessera/util/error.h"
 
+// OpenMP threads that spin between parallel regions starve a sampler
+// thread or a co-located server on this kind of machine (2 cores), and
+// libgomp reads OMP_WAIT_POLICY once, before main: so when it is unset,
+// set it to PASSIVE and start again. `tessera launch` sets it for its
+// children the same way; an explicit setting is always kept.
+void prefer_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  ::execv("/proc/self/exe", argv);  // returns only on failure: run as we are
+}
+
 int main(int argc, char** argv) {
+  prefer_passive_openmp(argv);
   CLI::App app{"Tessera: distributed GNN and knowledge-graph embedding training"};
   app.require_subcommand(1);
   tessera::add_gen_command(app);
