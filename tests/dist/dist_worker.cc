@@ -294,12 +294,7 @@ void write_original_order_pulls(dist::Context& ctx, dist::DistGraph& g, const st
 }
 
 int run_check(const std::map<std::string, std::string>& flags) {
-  dist::InitOptions options;
-  if (flags.count("--part-config")) {
-    options.standalone = true;
-    options.part_config = flags.at("--part-config");
-  }
-  auto ctx = dist::initialize(options);
+  auto ctx = initialize_from_flags(flags);
   const tessera::Dataset original = tessera::read_dataset(flags.at("--data"));
   dist::DistGraph g(*ctx);
   check_pulls(*ctx, g, original);

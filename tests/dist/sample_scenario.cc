@@ -92,12 +92,7 @@ void check_batches(dist::Context& ctx, const sampling::DistNeighborSampler& samp
 }  // namespace
 
 int run_sample(const std::map<std::string, std::string>& flags) {
-  dist::InitOptions init;
-  if (flags.count("--part-config")) {
-    init.standalone = true;
-    init.part_config = flags.at("--part-config");
-  }
-  auto ctx = dist::initialize(init);
+  auto ctx = initialize_from_flags(flags);
   const tessera::Dataset original = tessera::read_dataset(flags.at("--data"));
   dist::DistGraph g(*ctx);
   const Originals o = originals(g);
