@@ -230,11 +230,8 @@ std::vector<zmq::message_t> PartitionServer::sample(net::Request& request, Heade
                                                       request.frames[1].size() / sizeof(int64_t));
   const std::string weight = net::header_name(request.header);
   if (!weight.empty()) {
-    store::LocalTensor& w = tensor(weight);
-    if (w.spec.dtype != DType::kFloat32 || w.spec.row_elems() != 1 || config_.etypes.size() != 1)
-      fail("edge weight '{}' must be one float32 per edge of a graph with one edge type", weight);
-    spec.weights = w.rows.data<float>();
-    spec.weight_offset = book_.edge_space(0).homogeneous_first[env_.machine_id];
+    if (config_.etypes.size() != 1) fail("edge weight '{}' needs a graph with one edge type", weight);
+    sampling::use_edge_weights(tensor(weight), book_, env_.machine_id, &spec);
   }
   sampling::SampledEdges edges;
   sampling::sample_in_edges(sampling::csc_view(*partition_), seeds, n, spec, &edges);

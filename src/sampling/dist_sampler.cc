@@ -60,11 +60,15 @@ DistNeighborSampler::DistNeighborSampler(dist::Context& ctx, SamplerOptions opti
     weight_tensor_ = store::edge_tensor_name(ctx.config().etypes[0], options_.weight);
     store::LocalTensor* w = ctx.local_tensor(weight_tensor_);
     if (w == nullptr) fail("edge weight '{}': the graph has no edge feature of that name", options_.weight);
-    if (w->spec.dtype != DType::kFloat32 || w->spec.row_elems() != 1)
-      fail("edge weight '{}' must be one float32 per edge", options_.weight);
-    local_weights_ = w->rows.data<float>();
-    weight_offset_ = ctx.book().edge_space(0).homogeneous_first[ctx.local_part()];
+    use_edge_weights(*w, ctx.book(), ctx.local_part(), &local_weights_);
   }
+}
+
+void use_edge_weights(const store::LocalTensor& weights, const PartitionBook& book, int part, FanoutSpec* spec) {
+  if (weights.spec.dtype != DType::kFloat32 || weights.spec.row_elems() != 1 || weights.spec.policy != book.edge_policy(0))
+    fail("edge weight tensor '{}' must hold one float32 per edge of the graph's only edge type", weights.spec.name);
+  spec->weights = weights.rows.data<float>();
+  spec->weight_offset = book.edge_space(0).homogeneous_first[part];
 }
 
 void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, FanoutSpec spec, const Channel& channel,
@@ -73,8 +77,8 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
   const int64_t n = static_cast<int64_t>(seeds.size());
   const int parts = ctx_->num_parts();
   const int local = ctx_->local_part();
-  spec.weights = local_weights_;
-  spec.weight_offset = weight_offset_;
+  spec.weights = local_weights_.weights;
+  spec.weight_offset = local_weights_.weight_offset;
 
   // Owner of every seed; the common case (all local) needs no regrouping.
   std::vector<int32_t> owner(n);

@@ -39,6 +39,10 @@ struct PhaseTimes {
     seeds += static_cast<int64_t>(b.seeds.size());
     for (const auto& block : b.blocks) edges += block.num_edges();
   }
+  void add(const PhaseTimes& o) {
+    sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
+    steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
+  }
 };
 
 std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag) {
@@ -177,8 +181,12 @@ int run_sage_training(const SageTrainOptions& o) {
   sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
   // Every trainer runs the same number of steps: the all-reduce of a step
   // needs them all.
-  int64_t steps = loader.batches_per_epoch();
-  for (const auto& v : ctx->collectives().all_gather({steps})) steps = std::min(steps, v.at(0));
+  int64_t steps = loader.batches_per_epoch(), total_train = 0;
+  for (const auto& v :
+       ctx->collectives().all_gather({steps, static_cast<int64_t>(train_ids.size())})) {
+    steps = std::min(steps, v.at(0));
+    total_train += v.at(1);
+  }
   if (o.max_batches >= 0) steps = std::min(steps, o.max_batches);
   if (steps == 0) fail("a trainer has no training batch: fewer training nodes than trainers");
   loader.limit_batches(steps);
@@ -190,8 +198,7 @@ int run_sage_training(const SageTrainOptions& o) {
 
   log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fan-out {}, "
                        "{} sampler threads, model {} -> {} x{} -> {} classes",
-                       ctx->config().graph_name, ctx->world_size(), g.num_nodes() > 0 ? train_ids.size() * ctx->world_size() : 0,
-                       train_ids.size(), steps, o.batch_size, o.fan_out, num_samplers, mo.in_feats, mo.hidden,
+                       ctx->config().graph_name, ctx->world_size(), total_train, train_ids.size(), steps, o.batch_size, o.fan_out, num_samplers, mo.in_feats, mo.hidden,
                        mo.num_layers, mo.num_classes));
 
   double val_acc = -1, test_acc = -1, total_epoch_s = 0, last_loss = 0, last_train_acc = 0;
@@ -244,8 +251,7 @@ int run_sage_training(const SageTrainOptions& o) {
     total_epoch_s += epoch_s;
     last_loss = ep.loss / std::max<int64_t>(1, ep.steps);
     last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
-    all.sample += ep.sample, all.fetch += ep.fetch, all.wait += ep.wait, all.compute += ep.compute;
-    all.allreduce += ep.allreduce, all.steps += ep.steps, all.seeds += ep.seeds, all.edges += ep.edges;
+    all.add(ep);
     json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
                    {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"edges_per_s", ep.edges / epoch_s},
                    {"sample_s", ep.sample}, {"fetch_s", ep.fetch}, {"wait_s", ep.wait}, {"compute_s", ep.compute},

@@ -30,6 +30,11 @@ std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& f
 std::vector<int64_t> encode_fanout(const FanoutSpec& spec);
 FanoutSpec decode_fanout(const int64_t* values, size_t count);
 
+// Points `spec` at a partition's edge weights (one float32 per edge of a
+// graph with one edge type); the trainer's sampler and the servers both
+// check them this way. Errors name the tensor.
+void use_edge_weights(const store::LocalTensor& weights, const PartitionBook& book, int part, FanoutSpec* spec);
+
 // One thread's way to the servers: its own sockets (ZeroMQ sockets are not
 // shared between threads) and its turn in the rotation over a machine's
 // servers. Null client in standalone mode.
@@ -59,8 +64,7 @@ class DistNeighborSampler {
   dist::Context* ctx_;
   SamplerOptions options_;
   CscView local_;
-  const float* local_weights_ = nullptr;
-  int64_t weight_offset_ = 0;
+  FanoutSpec local_weights_;   // weights and offset of the local partition's edges, if any
   std::string weight_tensor_;  // full tensor name of the weight feature
 };
 
