@@ -3,7 +3,8 @@
 // pulls 100-float rows in batches of 10,000 random IDs from its own
 // partition (shared memory, no RPC) and from the other one (ZeroMQ over
 // loopback), and measures memcpy bandwidth and a raw loopback TCP stream in
-// the same run. Prints one table.
+// the same run; also the remote pulls of 2 threads at once, each through its
+// own connection, as the data loader issues them. Prints one table.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,7 @@
 
 #include "tessera/dist/context.h"
 #include "tessera/dist/dist_tensor.h"
+#include "tessera/dist/kv_client.h"
 #include "tessera/util/error.h"
 #include "tessera/util/random.h"
 #include "tessera/util/timer.h"
@@ -53,6 +55,32 @@ Row time_pulls(const char* what, const dist::DistTensor& t, const tessera::IdSpa
   t.pull(all[0]);  // warm up: maps the segment, opens connections
   const tessera::Timer timer;
   for (const auto& ids : all) t.pull(ids);
+  const double s = timer.seconds();
+  const double rows = static_cast<double>(batches) * kBatch;
+  return {what, s, rows / s, rows * kDim * sizeof(float) / s / 1e9};
+}
+
+// The same batches pulled by `threads` threads at once, each through its own
+// connection (as the data loader's sampler threads do): the rate a trainer
+// gets when requests overlap instead of waiting one at a time.
+Row time_concurrent_pulls(const char* what, dist::Context& ctx, const dist::DistTensor& t,
+                          const tessera::IdSpace& space, int part, int batches, int threads) {
+  tessera::Rng rng(1, part);
+  std::vector<std::vector<int64_t>> all;
+  for (int b = 0; b < batches; ++b) all.push_back(batch_in(space, part, rng));
+  std::vector<std::unique_ptr<tessera::net::Client>> clients;
+  for (int k = 0; k < threads; ++k) {
+    clients.push_back(ctx.connect());
+    dist::pull_rows(ctx, clients.back().get(), k, t.spec(), all[0].data(), kBatch);  // warm up
+  }
+  const tessera::Timer timer;
+  std::vector<std::thread> workers;
+  for (int k = 0; k < threads; ++k)
+    workers.emplace_back([&, k] {
+      for (int b = k; b < batches; b += threads)
+        dist::pull_rows(ctx, clients[k].get(), k, t.spec(), all[b].data(), kBatch);
+    });
+  for (auto& w : workers) w.join();
   const double s = timer.seconds();
   const double rows = static_cast<double>(batches) * kBatch;
   return {what, s, rows / s, rows * kDim * sizeof(float) / s / 1e9};
@@ -126,12 +154,13 @@ int main() {
       const int local = ctx->local_part(), remote = (local + 1) % ctx->num_parts();
       // Each measurement is repeated, interleaved, and the median reported:
       // on a 2-core host single runs swing by +-30%.
-      std::vector<std::vector<Row>> runs(4);
+      std::vector<std::vector<Row>> runs(5);
       for (int rep = 0; rep < kRepeats; ++rep) {
         runs[0].push_back(time_memcpy());
         runs[1].push_back(time_pulls("pull, local partition (shared memory)", t, space, local, 100));
         runs[2].push_back(time_loopback_tcp());
         runs[3].push_back(time_pulls("pull, remote partition (ZeroMQ, loopback)", t, space, remote, 50));
+        runs[4].push_back(time_concurrent_pulls("pull, remote, 2 threads at once", *ctx, t, space, remote, 50, 2));
       }
       std::vector<Row> rows;
       for (auto& r : runs) rows.push_back(median(r));
