@@ -23,27 +23,6 @@ const char* kCoraFlags =
     "--graph-name cora --num-epochs 60 --fan-out 10,25 --batch-size 32 --lr 0.01 --num-hidden 64 --dropout 0.6 "
     "--weight-decay 5e-4 --eval-every 60 --aggregator gcn";
 
-// The final-metrics JSON: the last line of standard output (after the
-// launcher's "[m0/trainer/0] " prefix, when launched).
-nlohmann::json final_metrics(const std::string& out) {
-  std::istringstream in(out);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  const size_t brace = last.find('{');
-  if (brace == std::string::npos) return nlohmann::json();
-  return nlohmann::json::parse(last.substr(brace), nullptr, false);
-}
-
-std::string loopback_ip_config(const std::string& dir, int machines) {
-  const int base = free_port_block(machines * 3);
-  std::string text;
-  for (int m = 0; m < machines; ++m) text += fmt::format("127.0.0.1 {}\n", base + m * 3);
-  const std::string path = dir + "/ip_config.txt";
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(SageTrain, CoraDistributedReachesPublishedAccuracyAndStandaloneAgrees) {
   TESSERA_REQUIRE_SHARED("node/cora", cora);
   TempDir dir;

@@ -88,7 +88,9 @@ void expect_valid(const TestGraph& g, const std::vector<int64_t>& seeds, const S
     std::set<int64_t> seen;
     for (int64_t k = 0; k < s.counts[i]; ++k, ++e) {
       ASSERT_TRUE(g.has_edge(seeds[i], s.src[e], s.eids[e])) << "seed " << seeds[i] << " edge " << s.eids[e];
-      if (!replace) ASSERT_TRUE(seen.insert(s.eids[e]).second) << "duplicate edge " << s.eids[e];
+      if (!replace) {
+        ASSERT_TRUE(seen.insert(s.eids[e]).second) << "duplicate edge " << s.eids[e];
+      }
     }
   }
   EXPECT_EQ(e, s.src.size());
@@ -257,7 +259,67 @@ TEST(Sampling, BlocksPutDestinationsFirstAndRelabelSources) {
         EXPECT_TRUE(g.has_edge(dst[d], b.src_nodes[b.indices[e]], b.eids[e]));
       }
   }
-  EXPECT_THROW(builder.build({7, 7}, SampledEdges{{0, 0}, {}, {}}), Error);
+  EXPECT_THROW(builder.build({7, 7}, SampledEdges{{0, 0}, {}, {}, {}}), Error);
+}
+
+// Per-edge-type fanouts (DGL's sample_etype_neighbors) on a graph whose
+// edges carry one of 3 types, sorted by type within each node's list:
+// every type gives min(fanout, its degree) edges (all with -1, none with 0),
+// each sampled edge has the type of the CSC position it came from, and the
+// block keeps the types.
+TEST(Sampling, PerEdgeTypeFanoutsHoldPerType) {
+  const TestGraph g;
+  std::vector<int32_t> etypes(g.indices.size());
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    const int64_t degree = g.degree(v);
+    for (int64_t j = 0; j < degree; ++j) etypes[g.indptr[v] + j] = static_cast<int32_t>(3 * j / std::max<int64_t>(degree, 1));
+  }
+  CscView view = g.view();
+  view.etypes = etypes.data();
+  FanoutSpec spec;
+  spec.key = 17;
+  spec.etype_fanouts = {2, 0, -1};
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < g.num_nodes; ++v) seeds.push_back(v);
+  SampledEdges s;
+  sample_in_edges(view, seeds.data(), static_cast<int64_t>(seeds.size()), spec, &s);
+  ASSERT_EQ(s.etypes.size(), s.src.size());
+  size_t e = 0;
+  int64_t capped = 0;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    int64_t degree_of[3] = {0, 0, 0};
+    for (int64_t p = g.indptr[v]; p < g.indptr[v + 1]; ++p) ++degree_of[etypes[p]];
+    int64_t taken_of[3] = {0, 0, 0};
+    std::set<int64_t> seen;
+    for (int64_t k = 0; k < s.counts[v]; ++k, ++e) {
+      ASSERT_TRUE(g.has_edge(v, s.src[e], s.eids[e])) << "seed " << v;
+      ASSERT_EQ(s.etypes[e], etypes[s.eids[e] - kEdgeBase]) << "seed " << v << ": edge type is not the edge's";
+      ASSERT_TRUE(seen.insert(s.eids[e]).second) << "duplicate edge of seed " << v;
+      ++taken_of[s.etypes[e]];
+    }
+    EXPECT_EQ(taken_of[0], std::min<int64_t>(2, degree_of[0])) << "seed " << v;
+    EXPECT_EQ(taken_of[1], 0) << "seed " << v;
+    EXPECT_EQ(taken_of[2], degree_of[2]) << "seed " << v;
+    capped += degree_of[0] > 2;
+  }
+  EXPECT_EQ(e, s.src.size());
+  EXPECT_GT(capped, 100) << "the test graph should exercise the cap";
+
+  // Same key and seeds: same sample. The block carries the types along.
+  SampledEdges again;
+  sample_in_edges(view, seeds.data(), static_cast<int64_t>(seeds.size()), spec, &again);
+  EXPECT_EQ(again.eids, s.eids);
+  const std::vector<int32_t> types = s.etypes;
+  BlockBuilder builder(g.num_nodes);
+  const Block block = builder.build(seeds, std::move(s));
+  EXPECT_EQ(block.etypes, types);
+
+  // The spec survives the wire.
+  const std::vector<int64_t> wire = encode_fanout(spec);
+  const FanoutSpec decoded = decode_fanout(wire.data(), wire.size());
+  EXPECT_EQ(decoded.etype_fanouts, spec.etype_fanouts);
+  EXPECT_EQ(decoded.key, spec.key);
+  EXPECT_THROW(decode_fanout(wire.data(), wire.size() - 1), net::ProtocolError);
 }
 
 TEST(Sampling, FanoutFlagParsesLikeDgl) {

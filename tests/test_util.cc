@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <fmt/format.h>
 
 namespace fs = std::filesystem;
 
@@ -154,6 +155,25 @@ int count_entries_with_prefix(const std::string& dir, const std::string& prefix)
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
   return n;
+}
+
+nlohmann::json final_metrics(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  const size_t brace = last.find('{');
+  if (brace == std::string::npos) return nlohmann::json();
+  return nlohmann::json::parse(last.substr(brace), nullptr, false);
+}
+
+std::string loopback_ip_config(const std::string& dir, int machines) {
+  const int base = free_port_block(machines * 3);
+  std::string text;
+  for (int m = 0; m < machines; ++m) text += fmt::format("127.0.0.1 {}\n", base + m * 3);
+  const std::string path = dir + "/ip_config.txt";
+  std::ofstream(path) << text;
+  return path;
 }
 
 }  // namespace tessera::testing

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace tessera::testing {
 
@@ -77,6 +78,15 @@ std::map<int, std::string> process_command_lines();
 std::vector<int> processes_matching(const std::string& needle);
 
 std::string read_file(const std::string& path);
+
+// The final-metrics JSON of a training command: the last line of standard
+// output (after the launcher's "[m0/trainer/0] " prefix, when launched);
+// null when there is none.
+nlohmann::json final_metrics(const std::string& out);
+
+// An ip_config of `machines` loopback machines with free ports for one
+// server each, written to dir/ip_config.txt; returns its path.
+std::string loopback_ip_config(const std::string& dir, int machines);
 
 // Entries of `dir` whose names start with `prefix` (to find leftovers).
 int count_entries_with_prefix(const std::string& dir, const std::string& prefix);

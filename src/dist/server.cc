@@ -240,6 +240,7 @@ std::vector<zmq::message_t> PartitionServer::sample(net::Request& request, Heade
   frames.push_back(net::frame_of(std::move(edges.counts)));
   frames.push_back(net::frame_of(std::move(edges.src)));
   frames.push_back(net::frame_of(std::move(edges.eids)));
+  if (!partition_->etypes().empty_handle()) frames.push_back(net::frame_of(std::move(edges.etypes)));
   return frames;
 }
 

@@ -97,4 +97,20 @@ void Dataset::validate(const std::string& source) const {
   }
 }
 
+void add_reverse_edges(Dataset* dataset) {
+  const size_t forward = dataset->edge_types.size();
+  for (size_t k = 0; k < forward; ++k) {
+    const EdgeType& e = dataset->edge_types[k];
+    if (e.relation.rfind("rev-", 0) == 0)
+      fail("{}: edge type {} is already a reverse; do not add reverse edges twice", dataset->name, e.canonical());
+    EdgeType reverse;
+    reverse.src_type = e.dst_type;
+    reverse.relation = "rev-" + e.relation;
+    reverse.dst_type = e.src_type;
+    reverse.src = e.dst;  // arrays share their buffers: no copy
+    reverse.dst = e.src;
+    dataset->edge_types.push_back(std::move(reverse));
+  }
+}
+
 }  // namespace tessera

@@ -39,10 +39,14 @@ zmq::context_t& zmq_context() {
   return *context;
 }
 
-zmq::message_t frame_of(std::vector<int64_t>&& values) {
-  auto* owned = new std::vector<int64_t>(std::move(values));
-  return zmq::message_t(owned->data(), owned->size() * sizeof(int64_t), &free_owned<std::vector<int64_t>>, owned);
+template <typename T>
+zmq::message_t frame_of_vector(std::vector<T>&& values) {
+  auto* owned = new std::vector<T>(std::move(values));
+  return zmq::message_t(owned->data(), owned->size() * sizeof(T), &free_owned<std::vector<T>>, owned);
 }
+
+zmq::message_t frame_of(std::vector<int64_t>&& values) { return frame_of_vector(std::move(values)); }
+zmq::message_t frame_of(std::vector<int32_t>&& values) { return frame_of_vector(std::move(values)); }
 
 zmq::message_t frame_of(const Array& array) {
   auto* owned = new Array(array);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "csr_aggregate.h"
+#include "model_files.h"
 #include "tessera/io/staged_dir.h"
 #include "tessera/util/error.h"
 
@@ -144,7 +145,6 @@ const json& field(const json& j, const char* key, const std::string& where) {
   return *it;
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
@@ -160,15 +160,7 @@ void save_sage(Sage& model, const SageOptions& options, const std::string& dir) 
                        {"in_feats", options.in_feats}, {"hidden", options.hidden},
                        {"num_classes", options.num_classes}, {"num_layers", options.num_layers},
                        {"dropout", options.dropout},  {"aggregator", options.aggregator}};
-  StagedDirectory staged(dir);
-  const std::string model_path = staged.path() + "/model.pt";
-  try {
-    torch::save(model, model_path);
-  } catch (const c10::Error& e) {
-    fail("{}: cannot write the model: {}", model_path, first_line(e.what()));
-  }
-  write_text_file(staged.path() + "/config.json", config.dump(2) + "\n");
-  staged.commit();
+  save_model_files(model.ptr(), config, dir);
 }
 
 Sage load_sage(const std::string& dir, SageOptions* out) {

@@ -34,6 +34,27 @@ PartitionBook::PartitionBook(const PartitionConfig& config)
     spaces_.push_back(make_space("node:" + config.ntypes[t], true, t, config.node_map[t]));
   for (size_t k = 0; k < config.etypes.size(); ++k)
     spaces_.push_back(make_space("edge:" + config.etypes[k], false, static_cast<int>(k), config.edge_map[k]));
+  for (int p = 0; p < num_parts_; ++p)
+    for (int t = 0; t < num_ntypes_; ++t) node_range_first_.push_back(config.node_map[t][p].first);
+  node_range_first_.push_back(config.num_nodes);
+}
+
+PartitionBook::TypedNode PartitionBook::typed_node(int64_t homogeneous) const {
+  if (homogeneous < 0 || homogeneous >= node_range_first_.back()) return {};
+  // Empty ranges share their start with the next one; upper_bound lands
+  // past all of them, on the range that holds the ID.
+  const auto it = std::upper_bound(node_range_first_.begin(), node_range_first_.end() - 1, homogeneous);
+  const int range = static_cast<int>(it - node_range_first_.begin()) - 1;
+  const int part = range / num_ntypes_, ntype = range % num_ntypes_;
+  const IdSpace& s = spaces_[ntype];
+  return {ntype, s.starts[part] + homogeneous - s.homogeneous_first[part]};
+}
+
+int64_t PartitionBook::homogeneous_node(int ntype, int64_t type_local) const {
+  const IdSpace& s = spaces_.at(ntype);
+  const int part = s.owner(type_local);
+  if (part < 0) fail("node {} of type {} is out of range ({} has {} nodes)", type_local, s.policy, s.policy, s.size());
+  return s.homogeneous_first[part] + type_local - s.starts[part];
 }
 
 std::string PartitionBook::node_policy(int ntype) const { return spaces_.at(ntype).policy; }

@@ -25,6 +25,9 @@ Block BlockBuilder::build(const std::vector<int64_t>& dst, SampledEdges&& edges)
   block.indptr.resize(num_dst + 1);
   block.indices.resize(num_edges);
   block.eids = std::move(edges.eids);
+  block.etypes = std::move(edges.etypes);
+  if (!block.etypes.empty() && static_cast<int64_t>(block.etypes.size()) != num_edges)
+    fail("internal: {} edge types for {} sampled edges", block.etypes.size(), num_edges);
 
   for (int64_t d = 0; d < num_dst; ++d) {
     const int64_t node = dst[d];

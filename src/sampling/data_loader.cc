@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "tessera/dist/dist_tensor.h"
@@ -18,17 +19,31 @@ DistDataLoader::DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sa
     : ctx_(&ctx), sampler_(&sampler), seeds_(std::move(seeds)), options_(std::move(options)) {
   if (options_.batch_size < 1) fail("--batch-size must be at least 1 (got {})", options_.batch_size);
   if (options_.num_samplers < 0) fail("--num-samplers must be 0 or more (got {})", options_.num_samplers);
-  if (ctx.config().ntypes.size() != 1)
-    fail("the node data loader needs a graph with one node type (this one has {}); heterogeneous graphs go "
-         "through tessera train rgcn",
-         ctx.config().ntypes.size());
-  const std::string& ntype = ctx.config().ntypes[0];
-  // Node features are indexed by type-local IDs; with one node type those
-  // are the homogeneous IDs the sampler produces.
-  if (!options_.feature.empty())
-    feature_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntype, options_.feature)).spec();
+  const auto& ntypes = ctx.config().ntypes;
+  const bool typed = !options_.typed_inputs.empty();
+  if (ntypes.size() != 1 && !typed)
+    fail("the node data loader needs a graph with one node type (this one has {}) unless every node type's input "
+         "is named; heterogeneous graphs go through tessera train rgcn",
+         ntypes.size());
+  const std::string& seed_ntype = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
+  if (std::find(ntypes.begin(), ntypes.end(), seed_ntype) == ntypes.end())
+    fail("the graph has no node type '{}'", seed_ntype);
+  // Node data is indexed by type-local IDs; with one node type those are
+  // the homogeneous IDs the sampler produces.
+  if (!options_.feature.empty() && !typed)
+    feature_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntypes[0], options_.feature)).spec();
   if (!options_.label.empty())
-    label_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntype, options_.label)).spec();
+    label_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(seed_ntype, options_.label)).spec();
+  if (typed) {
+    for (size_t t = 0; t < ntypes.size(); ++t) {
+      const auto it = options_.typed_inputs.find(ntypes[t]);
+      if (it == options_.typed_inputs.end()) fail("node type '{}' has no input tensor", ntypes[t]);
+      input_specs_.push_back(dist::DistTensor::open(ctx, it->second).spec());
+      if (input_specs_.back().policy != ctx.book().node_policy(static_cast<int>(t)))
+        fail("input tensor '{}' of node type '{}' is sharded by {}, not by that node type", it->second, ntypes[t],
+             input_specs_.back().policy);
+    }
+  }
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
   if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
@@ -89,13 +104,39 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   batch->sample_s = timer.seconds();
   timer.reset();
   const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
-  if (!options_.feature.empty())
+  if (!input_specs_.empty()) {
+    fetch_typed_inputs(client, worker_index, batch);
+  } else if (!options_.feature.empty()) {
     batch->features = dist::pull_rows(*ctx_, client, worker_index, feature_spec_, inputs.data(),
                                       static_cast<int64_t>(inputs.size()));
-  if (!options_.label.empty())
-    batch->labels = dist::pull_rows(*ctx_, client, worker_index, label_spec_, batch->seeds.data(),
-                                    static_cast<int64_t>(batch->seeds.size()));
+  }
+  if (!options_.label.empty()) {
+    std::vector<int64_t> label_ids(batch->seeds.size());
+    for (size_t i = 0; i < label_ids.size(); ++i) label_ids[i] = ctx_->book().typed_node(batch->seeds[i]).id;
+    batch->labels = dist::pull_rows(*ctx_, client, worker_index, label_spec_, label_ids.data(),
+                                    static_cast<int64_t>(label_ids.size()));
+  }
   batch->fetch_s = timer.seconds();
+}
+
+void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const {
+  const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
+  std::vector<TypedInputs> by_type(input_specs_.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PartitionBook::TypedNode node = ctx_->book().typed_node(inputs[i]);
+    if (node.ntype < 0) fail("sampling produced node {}, which is not in the graph", inputs[i]);
+    by_type[node.ntype].positions.push_back(static_cast<int64_t>(i));
+    by_type[node.ntype].ids.push_back(node.id);
+  }
+  batch->inputs.clear();
+  for (size_t t = 0; t < by_type.size(); ++t) {
+    TypedInputs& group = by_type[t];
+    if (group.ids.empty()) continue;
+    group.ntype = static_cast<int>(t);
+    group.rows = dist::pull_rows(*ctx_, client, worker_index, input_specs_[t], group.ids.data(),
+                                 static_cast<int64_t>(group.ids.size()));
+    batch->inputs.push_back(std::move(group));
+  }
 }
 
 void DistDataLoader::run_worker(int worker_index) {

@@ -37,16 +37,24 @@ std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& f
 std::vector<int64_t> encode_fanout(const FanoutSpec& spec) {
   int64_t key;
   std::memcpy(&key, &spec.key, sizeof key);
-  return {spec.fanout, spec.replace ? 1 : 0, key};
+  std::vector<int64_t> values{spec.fanout, spec.replace ? 1 : 0, key,
+                              static_cast<int64_t>(spec.etype_fanouts.size())};
+  values.insert(values.end(), spec.etype_fanouts.begin(), spec.etype_fanouts.end());
+  return values;
 }
 
 FanoutSpec decode_fanout(const int64_t* values, size_t count) {
-  if (count != 3) throw net::ProtocolError(fmt::format("a sample request's spec has {} values, expected 3", count));
+  if (count < 4 || values[3] < 0 || count != 4 + static_cast<size_t>(values[3]))
+    throw net::ProtocolError(fmt::format("a sample request's spec has {} values, expected 4 + its edge-type count",
+                                         count));
   FanoutSpec spec;
   spec.fanout = values[0];
   spec.replace = values[1] != 0;
   std::memcpy(&spec.key, &values[2], sizeof spec.key);
+  spec.etype_fanouts.assign(values + 4, values + count);
   if (spec.fanout < -1) throw net::ProtocolError(fmt::format("fanout {} is below -1", spec.fanout));
+  for (const int64_t f : spec.etype_fanouts)
+    if (f < -1) throw net::ProtocolError(fmt::format("edge-type fanout {} is below -1", f));
   return spec;
 }
 
@@ -108,16 +116,19 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
     requests[p] = channel.client->send(ctx_->server_for(p, channel.rotation), h, std::move(frames));
   }
 
-  // Per partition: the counts, sources and edge IDs of its group, in order.
+  // Per partition: the counts, sources, edge IDs and types of its group, in order.
   struct Part {
     const int64_t *counts = nullptr, *src = nullptr, *eids = nullptr;
+    const int32_t* etypes = nullptr;
     size_t next_seed = 0, next_edge = 0;
   };
+  const bool typed = local_.etypes != nullptr;
   std::vector<Part> results(parts);
   SampledEdges local_edges;
   if (!group[local].empty()) {
     sample_in_edges(local_, group[local].data(), static_cast<int64_t>(group[local].size()), spec, &local_edges);
-    results[local] = {local_edges.counts.data(), local_edges.src.data(), local_edges.eids.data()};
+    results[local] = {local_edges.counts.data(), local_edges.src.data(), local_edges.eids.data(),
+                      local_edges.etypes.data()};
   }
   std::vector<net::Reply> replies(parts);
   for (int p = 0; p < parts; ++p) {
@@ -125,10 +136,11 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
     replies[p] = std::move(channel.client->wait({requests[p]})[0]);
     const auto& frames = replies[p].frames;
     const size_t seeds_in_group = group[p].size();
-    if (frames.size() != 3 || frames[0].size() != seeds_in_group * sizeof(int64_t) ||
-        frames[1].size() != frames[2].size())
+    if (frames.size() != (typed ? 4u : 3u) || frames[0].size() != seeds_in_group * sizeof(int64_t) ||
+        frames[1].size() != frames[2].size() || (typed && frames[3].size() * 2 != frames[1].size()))
       fail("sampling: partition {}'s reply is malformed", p);
-    results[p] = {frames[0].data<int64_t>(), frames[1].data<int64_t>(), frames[2].data<int64_t>()};
+    results[p] = {frames[0].data<int64_t>(), frames[1].data<int64_t>(), frames[2].data<int64_t>(),
+                  typed ? frames[3].data<int32_t>() : nullptr};
     int64_t total = 0;
     for (size_t i = 0; i < seeds_in_group; ++i) total += results[p].counts[i];
     if (total * sizeof(int64_t) != frames[1].size()) fail("sampling: partition {}'s reply counts do not add up", p);
@@ -142,6 +154,7 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
     out->counts[i] = c;
     out->src.insert(out->src.end(), r.src + r.next_edge, r.src + r.next_edge + c);
     out->eids.insert(out->eids.end(), r.eids + r.next_edge, r.eids + r.next_edge + c);
+    if (typed) out->etypes.insert(out->etypes.end(), r.etypes + r.next_edge, r.etypes + r.next_edge + c);
     r.next_edge += c;
   }
   const int64_t num_nodes = ctx_->config().num_nodes;
@@ -160,6 +173,7 @@ std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>
     spec.fanout = options_.fanouts[layer];
     spec.replace = options_.replace;
     spec.key = layer_key(key, layer);
+    if (options_.per_etype) spec.etype_fanouts.assign(ctx_->config().etypes.size(), options_.fanouts[layer]);
     sample_layer(*dst, spec, channel, &edges);
     blocks[layer] = builder.build(*dst, std::move(edges));
     dst = &blocks[layer].src_nodes;

@@ -97,6 +97,53 @@ void pick_weighted(Rng& rng, const EdgeIds& eids, int64_t degree, const FanoutSp
   for (int64_t j = 0; j < k; ++j) s->picks.push_back(s->keyed[j].second);
 }
 
+void check_seed(const CscView& graph, int64_t seed) {
+  const int64_t local = seed - graph.first_node;
+  if (local < 0 || local >= graph.num_nodes)
+    fail("sampling: seed {} is not a node of partition {} (it owns {}..{})", seed, graph.part, graph.first_node,
+         graph.first_node + graph.num_nodes - 1);
+}
+
+// DGL's sample_etype_neighbors: each seed's in-edges of type k (a contiguous
+// run of its sorted list, found by binary search) give up to
+// etype_fanouts[k] edges, drawn from a stream of their own.
+void sample_per_etype(const CscView& graph, const int64_t* seeds, int64_t count, const FanoutSpec& spec,
+                      SampledEdges* out) {
+  if (spec.weights != nullptr) fail("sampling by edge weight is not supported with per-edge-type fanouts");
+  const int64_t num_etypes = static_cast<int64_t>(spec.etype_fanouts.size());
+  Scratch& s = scratch();
+  for (int64_t i = 0; i < count; ++i) {
+    check_seed(graph, seeds[i]);
+    const int64_t local = seeds[i] - graph.first_node;
+    const int64_t begin = graph.indptr[local], end = graph.indptr[local + 1];
+    int64_t taken = 0;
+    for (int64_t run = begin; run < end;) {
+      const int32_t k = graph.etypes ? graph.etypes[run] : 0;
+      const int64_t run_end = graph.etypes ? std::upper_bound(graph.etypes + run, graph.etypes + end, k) - graph.etypes : end;
+      if (k < 0 || k >= num_etypes)
+        fail("sampling: partition {} has an edge of type {} but the request names {} edge types", graph.part, k,
+             num_etypes);
+      const int64_t fanout = spec.etype_fanouts[k], degree = run_end - run;
+      s.picks.clear();
+      if (fanout < 0 || (degree <= fanout && !spec.replace)) {
+        for (int64_t j = 0; j < degree; ++j) s.picks.push_back(j);
+      } else if (fanout > 0) {
+        Rng rng(splitmix64(spec.key + static_cast<uint64_t>(k) + 1), static_cast<uint64_t>(seeds[i]));
+        pick_uniform(rng, degree, fanout, spec.replace, &s.picks);
+      }
+      for (const int64_t j : s.picks) {
+        const int64_t pos = run + j;
+        out->src.push_back(graph.indices[pos]);
+        out->eids.push_back(graph.eids ? graph.eids[pos] : graph.first_edge + pos);
+        if (graph.etypes) out->etypes.push_back(k);
+      }
+      taken += static_cast<int64_t>(s.picks.size());
+      run = run_end;
+    }
+    out->counts.push_back(taken);
+  }
+}
+
 }  // namespace
 
 CscView csc_view(const store::PartitionStore& partition) {
@@ -108,11 +155,16 @@ CscView csc_view(const store::PartitionStore& partition) {
   v.first_node = partition.first_node();
   v.num_nodes = partition.num_nodes();
   v.part = partition.part();
+  if (!partition.etypes().empty_handle()) v.etypes = partition.etypes().data<int32_t>();
   return v;
 }
 
 void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, const FanoutSpec& spec,
                      SampledEdges* out) {
+  if (!spec.etype_fanouts.empty()) {
+    sample_per_etype(graph, seeds, count, spec, out);
+    return;
+  }
   if (spec.fanout == 0) {
     out->counts.insert(out->counts.end(), count, 0);
     return;
@@ -135,6 +187,7 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       const int64_t pos = positions[gathered];
       out->src.push_back(graph.indices[pos]);
       out->eids.push_back(graph.eids ? graph.eids[pos] : graph.first_edge + pos);
+      if (graph.etypes) out->etypes.push_back(graph.etypes[pos]);
     }
   };
   auto local_of = [&](int64_t i) { return seeds[i] - graph.first_node; };
@@ -149,10 +202,8 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       const int64_t ahead = local_of(i + kIndicesAhead);
       if (ahead >= 0 && ahead < graph.num_nodes) prefetch_row(graph.indices + graph.indptr[ahead], 64);
     }
+    check_seed(graph, seeds[i]);
     const int64_t local = local_of(i);
-    if (local < 0 || local >= graph.num_nodes)
-      fail("sampling: seed {} is not a node of partition {} (it owns {}..{})", seeds[i], graph.part,
-           graph.first_node, graph.first_node + graph.num_nodes - 1);
     const int64_t begin = graph.indptr[local];
     const int64_t degree = graph.indptr[local + 1] - begin;
     if (degree == 0) {

@@ -12,6 +12,7 @@ void add_partition_command(CLI::App& app) {
   auto read = std::make_shared<ReadOptions>();
   auto input = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
+  auto add_reverse = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
   cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
   cmd->add_option("--format", read->format, "auto | tessera | ogb | ogb-mag | kg | openke | udd | rdf");
@@ -23,11 +24,14 @@ void add_partition_command(CLI::App& app) {
   cmd->add_flag("--balance-edges,--balance_edges", options->balance_edges, "balance in-edges across partitions");
   cmd->add_option("--seed", options->seed, "random seed (METIS and random partitioning)");
   cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
+  cmd->add_flag("--add-reverse,--add_reverse", *add_reverse,
+                "add a reverse edge type rev-<relation> for every edge type (R-GCN on ogbn-mag / RDF data)");
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
-  cmd->callback([options, read, input, as_json] {
+  cmd->callback([options, read, input, as_json, add_reverse] {
     check_partition_options(*options);
     Timer timer;
-    const Dataset d = read_dataset(*input, *read);
+    Dataset d = read_dataset(*input, *read);
+    if (*add_reverse) add_reverse_edges(&d);
     PartitionOptions o = *options;
     if (o.graph_name.empty()) o.graph_name = d.name;
     const double read_s = timer.seconds();

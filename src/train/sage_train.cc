@@ -11,6 +11,7 @@
 
 #include "../nn/grad_sync.h"
 #include "../nn/sage.h"
+#include "train_common.h"
 #include "tessera/dist/context.h"
 #include "tessera/dist/dist_graph.h"
 #include "tessera/dist/node_split.h"
@@ -26,71 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Time a trainer spent per phase over some steps. Sampling and fetching run
-// on sampler threads when there are any; `wait` is what the trainer itself
-// lost waiting for batches.
-struct PhaseTimes {
-  double sample = 0, fetch = 0, wait = 0, compute = 0, allreduce = 0;
-  int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
-  double loss = 0;
-  void add_batch(const sampling::MiniBatch& b) {
-    sample += b.sample_s;
-    fetch += b.fetch_s;
-    seeds += static_cast<int64_t>(b.seeds.size());
-    for (const auto& block : b.blocks) edges += block.num_edges();
-  }
-  void add(const PhaseTimes& o) {
-    sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
-    steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
-  }
-};
-
-std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag) {
-  std::vector<int64_t> f = sampling::parse_fanouts(text, flag);
-  if (f.size() == 1) f.assign(layers, f[0]);
-  if (static_cast<int>(f.size()) != layers)
-    fail("{} '{}' gives {} fanouts for {} layers (--num-layers)", flag, text, f.size(), layers);
-  return f;
-}
-
-int64_t count_classes(dist::Context& ctx, const std::string& label_name) {
-  const store::LocalTensor* labels = ctx.local_tensor(label_name);
-  if (labels == nullptr) fail("the graph has no node data '{}': GraphSAGE needs labels", label_name);
-  if (labels->spec.dtype != DType::kInt64 || labels->spec.row_elems() != 1)
-    fail("node data '{}' must hold one int64 label per node", label_name);
-  int64_t max_label = -1;
-  const int64_t* l = labels->rows.data<int64_t>();
-  for (int64_t i = 0; i < labels->num_rows(); ++i) max_label = std::max(max_label, l[i]);
-  for (const auto& v : ctx.collectives().all_gather({max_label})) max_label = std::max(max_label, v.at(0));
-  if (max_label < 0) fail("node data '{}' has no labels", label_name);
-  return max_label + 1;
-}
-
-// Every trainer starts from trainer 0's weights.
-void broadcast_parameters(torch::nn::Module& model, dist::Collectives& coll) {
-  if (coll.size() == 1) return;
-  torch::NoGradGuard no_grad;
-  for (torch::Tensor& p : model.parameters()) {
-    torch::Tensor c = p.contiguous();
-    coll.broadcast(c.data_ptr<float>(), c.numel(), 0);
-    p.copy_(c);
-  }
-}
-
 std::vector<nn::BlockTensors> block_tensors(const sampling::MiniBatch& batch) {
   std::vector<nn::BlockTensors> blocks;
   for (const sampling::Block& b : batch.blocks) blocks.push_back(nn::block_view(b.indptr, b.indices, b.num_src()));
   return blocks;
-}
-
-torch::Tensor features_of(const sampling::MiniBatch& batch) {
-  const Array& f = batch.features;
-  return torch::from_blob(const_cast<void*>(f.raw()), {f.shape()[0], f.numel() / std::max<int64_t>(1, f.shape()[0])},
-                          torch::kFloat32);
-}
-
-torch::Tensor labels_of(const sampling::MiniBatch& batch) {
-  return torch::from_blob(const_cast<void*>(batch.labels.raw()), {batch.labels.shape()[0]}, torch::kInt64);
 }
 
 // Accuracy over `ids` (this trainer's share), summed over all trainers.
@@ -114,11 +54,6 @@ double evaluate(dist::Context& ctx, nn::Sage& model, const sampling::DistNeighbo
   ctx.collectives().all_reduce_sum(counts, 2);
   model->train();
   return counts[1] == 0 ? 0.0 : static_cast<double>(counts[0]) / counts[1];
-}
-
-std::string time_split(const PhaseTimes& t) {
-  return fmt::format("sample {:.3f}s fetch {:.3f}s wait {:.3f}s compute {:.3f}s all-reduce {:.3f}s", t.sample, t.fetch,
-                     t.wait, t.compute, t.allreduce);
 }
 
 }  // namespace
@@ -181,14 +116,9 @@ int run_sage_training(const SageTrainOptions& o) {
   sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
   // Every trainer runs the same number of steps: the all-reduce of a step
   // needs them all.
-  int64_t steps = loader.batches_per_epoch(), total_train = 0;
-  for (const auto& v :
-       ctx->collectives().all_gather({steps, static_cast<int64_t>(train_ids.size())})) {
-    steps = std::min(steps, v.at(0));
-    total_train += v.at(1);
-  }
-  if (o.max_batches >= 0) steps = std::min(steps, o.max_batches);
-  if (steps == 0) fail("a trainer has no training batch: fewer training nodes than trainers");
+  int64_t total_train = 0;
+  const int64_t steps = common_steps(*ctx, loader.batches_per_epoch(), static_cast<int64_t>(train_ids.size()),
+                                     o.max_batches, &total_train);
   loader.limit_batches(steps);
 
   torch::manual_seed(o.seed);
@@ -243,7 +173,7 @@ int run_sage_training(const SageTrainOptions& o) {
                              "Edges/s {:.3g} | {}",
                              epoch, step + 1, window.loss / window.steps,
                              static_cast<double>(window.correct) / window.seeds, window.seeds / secs,
-                             window.edges / secs, time_split(window)));
+                             window.edges / secs, window.split()));
         window = PhaseTimes{};
       }
     }
@@ -268,7 +198,7 @@ int run_sage_training(const SageTrainOptions& o) {
     log.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {:.1f} "
                          "mini-batches/s | {}{}",
                          epoch, epoch_s, last_loss, last_train_acc, ep.seeds / epoch_s, ep.steps / epoch_s,
-                         time_split(ep), eval_text));
+                         ep.split(), eval_text));
   }
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");

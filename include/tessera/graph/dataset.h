@@ -57,6 +57,12 @@ struct Dataset {
   void validate(const std::string& source) const;
 };
 
+// Adds, for every edge type (s, r, d), its reverse (d, "rev-" + r, s) with
+// the same edges turned around and no edge data, as DGL's R-GCN examples do
+// for ogbn-mag and the RDF datasets: messages then flow both ways along
+// every relation. Fails if a "rev-" type already exists.
+void add_reverse_edges(Dataset* dataset);
+
 // Calls fn(etype, edge, u, v) for every edge in type order, with u and v the
 // homogeneous IDs of its source and destination.
 template <typename Fn>

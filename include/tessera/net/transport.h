@@ -24,6 +24,7 @@ zmq::context_t& zmq_context();
 
 // Frames that own their bytes until ZeroMQ has sent them (no copy).
 zmq::message_t frame_of(std::vector<int64_t>&& values);
+zmq::message_t frame_of(std::vector<int32_t>&& values);
 zmq::message_t frame_of(const Array& array);  // keeps the array's memory alive
 zmq::message_t frame_of(const std::string& text);
 

@@ -44,13 +44,24 @@ class PartitionBook {
   std::string node_policy(int ntype) const;
   std::string edge_policy(int etype) const;
 
+  // Homogeneous node ID <-> (node type, type-local ID). Homogeneous IDs run
+  // partition-major, type-minor, so one binary search over the (partition,
+  // type) ranges finds both; typed_node's ntype is -1 for an ID out of range.
+  struct TypedNode {
+    int ntype = -1;
+    int64_t id = 0;
+  };
+  TypedNode typed_node(int64_t homogeneous) const;
+  int64_t homogeneous_node(int ntype, int64_t type_local) const;
+
   // Splits `ids` of a space by owner; an ID out of range throws naming `what`.
   SplitIds split(const IdSpace& space, const int64_t* ids, int64_t count, const std::string& what) const;
 
  private:
   int num_parts_ = 0;
   int num_ntypes_ = 0;
-  std::vector<IdSpace> spaces_;  // node types, then edge types
+  std::vector<IdSpace> spaces_;
+  std::vector<int64_t> node_range_first_;  // (part, ntype) ranges in homogeneous order, then the end  // node types, then edge types
 };
 
 }  // namespace tessera

@@ -16,6 +16,7 @@ struct Block {
   std::vector<int64_t> indptr;     // [num_dst + 1]: destination d's edges are [indptr[d], indptr[d+1])
   std::vector<int64_t> indices;    // per edge: the source's position in src_nodes
   std::vector<int64_t> eids;       // per edge: the edge ID
+  std::vector<int32_t> etypes;     // per edge: the edge type (empty when the graph has one)
 
   int64_t num_src() const { return static_cast<int64_t>(src_nodes.size()); }
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }

@@ -25,11 +25,21 @@
 
 namespace tessera::sampling {
 
+// The input nodes of one node type (heterogeneous graphs): where they sit
+// in blocks[0].src_nodes and their rows of the type's input tensor.
+struct TypedInputs {
+  int ntype = 0;
+  std::vector<int64_t> positions;  // into blocks[0].src_nodes, ascending
+  std::vector<int64_t> ids;        // type-local IDs
+  Array rows;
+};
+
 struct MiniBatch {
   int64_t index = 0;           // within the epoch
   std::vector<int64_t> seeds;  // output nodes (homogeneous IDs)
   std::vector<Block> blocks;   // input layer first
   Array features;              // rows of blocks[0].src_nodes (empty if no feature was asked for)
+  std::vector<TypedInputs> inputs;  // heterogeneous graphs: input rows by node type (types with nodes only)
   Array labels;                // rows of seeds (empty if no label was asked for)
   double sample_s = 0, fetch_s = 0;  // the sampler's time on this batch
 };
@@ -42,6 +52,12 @@ struct LoaderOptions {
   int prefetch = 0;      // batches ready ahead; 0: two per sampler
   uint64_t seed = 0;
   std::string feature = "feat", label = "label";  // node data to fetch; "" skips it
+  // Heterogeneous graphs: the node type of the seeds (labels come from its
+  // `label` data) and, for every node type, the full name of the tensor
+  // whose rows are that type's inputs: a node feature ("node/paper/feat")
+  // or a learnable embedding table. `feature` is unused then.
+  std::string seed_ntype;
+  std::map<std::string, std::string> typed_inputs;
 };
 
 class DistDataLoader {
@@ -77,7 +93,10 @@ class DistDataLoader {
   const DistNeighborSampler* sampler_;
   std::vector<int64_t> seeds_, order_;
   LoaderOptions options_;
+  void fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const;
+
   store::TensorSpec feature_spec_, label_spec_;
+  std::vector<store::TensorSpec> input_specs_;  // by node type (typed_inputs)
   int64_t num_batches_ = 0;
   int epoch_ = 0;
   std::vector<Worker> workers_;  // one per sampler thread, or one for the caller

@@ -21,6 +21,9 @@ struct SamplerOptions {
   std::vector<int64_t> fanouts;  // per layer, input layer first (DGL's order); -1: all in-edges
   bool replace = false;
   std::string weight;            // edge feature to sample in proportion to, or "" for uniform
+  // Each layer's fanout per edge type (DGL's sample_etype_neighbors,
+  // --fanout-mode per-etype) instead of across all in-edges (total).
+  bool per_etype = false;
 };
 
 // Parses "10,25" (DGL's --fan-out); errors name the flag and the bad entry.

@@ -21,11 +21,18 @@ struct CscView {
   int64_t first_node = 0;            // homogeneous ID of local node 0
   int64_t num_nodes = 0;
   int part = 0;                      // for error messages
+  // Edge type per position, or null with one edge type. Each node's in-edges
+  // are sorted by type (the partitioner writes them so), which is what lets
+  // per-type sampling find a type's edges by binary search.
+  const int32_t* etypes = nullptr;
 };
 CscView csc_view(const store::PartitionStore& partition);
 
 struct FanoutSpec {
-  int64_t fanout = -1;  // -1: every in-edge
+  int64_t fanout = -1;  // -1: every in-edge (across all edge types)
+  // Per edge type (DGL's sample_etype_neighbors): when not empty, each seed
+  // draws etype_fanouts[k] of its in-edges of type k and `fanout` is unused.
+  std::vector<int64_t> etype_fanouts;
   bool replace = false;
   uint64_t key = 0;     // fixes the random choices
   // Optional edge weights (sampling probability up to scale), indexed by
@@ -35,13 +42,16 @@ struct FanoutSpec {
 };
 
 // Sampled in-edges, seed after seed: counts[i] edges of seed i, their
-// sources and edge IDs appended to src / eids.
+// sources and edge IDs appended to src / eids, and their edge types to
+// etypes when the graph has several.
 struct SampledEdges {
   std::vector<int64_t> counts, src, eids;
+  std::vector<int32_t> etypes;
   void clear() {
     counts.clear();
     src.clear();
     eids.clear();
+    etypes.clear();
   }
 };
 

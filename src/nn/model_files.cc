@@ -1,0 +1,25 @@
+#include "model_files.h"
+
+#include "tessera/io/staged_dir.h"
+#include "tessera/util/error.h"
+
+namespace tessera::nn {
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nlohmann::json& config,
+                      const std::string& dir) {
+  StagedDirectory staged(dir);
+  const std::string model_path = staged.path() + "/model.pt";
+  try {
+    torch::serialize::OutputArchive archive;
+    module->save(archive);
+    archive.save_to(model_path);
+  } catch (const c10::Error& e) {
+    fail("{}: cannot write the model: {}", model_path, first_line(e.what()));
+  }
+  write_text_file(staged.path() + "/config.json", config.dump(2) + "\n");
+  staged.commit();
+}
+
+}  // namespace tessera::nn

@@ -1,0 +1,51 @@
+// What the node-classification trainers (`tessera train sage`, `tessera
+// train rgcn`) share: per-phase timing, fanout flags, class counting, the
+// start-from-trainer-0 broadcast, equal step counts, and batch tensors.
+//
+// Private header: it includes libtorch, which stays out of include/.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/dist/context.h"
+#include "tessera/sampling/data_loader.h"
+
+namespace tessera::train {
+
+// Time a trainer spent per phase over some steps. Sampling and fetching run
+// on sampler threads when there are any; `wait` is what the trainer itself
+// lost waiting for batches; `sparse` is the push of embedding gradients.
+struct PhaseTimes {
+  double sample = 0, fetch = 0, wait = 0, compute = 0, allreduce = 0, sparse = 0;
+  int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
+  double loss = 0;
+  void add_batch(const sampling::MiniBatch& b);
+  void add(const PhaseTimes& o);
+  std::string split() const;  // "sample 1.2s fetch ..." for logs
+};
+
+// --fan-out style flag for `layers` layers; one value applies to all.
+std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag);
+
+// 1 + the largest label of `label_name` (int64 node data) over all trainers.
+int64_t count_classes(dist::Context& ctx, const std::string& label_name);
+
+// Every trainer starts from trainer 0's weights.
+void broadcast_parameters(torch::nn::Module& model, dist::Collectives& coll);
+
+// The steps every trainer can run per epoch (the minimum over trainers, so
+// no all-reduce waits on one that ran out), capped by max_batches >= 0; also
+// the total of `local_seeds` over trainers.
+int64_t common_steps(dist::Context& ctx, int64_t local_steps, int64_t local_seeds, int64_t max_batches,
+                     int64_t* total_seeds);
+
+// Views of a batch's arrays (no copies; the batch must outlive them).
+torch::Tensor features_of(const sampling::MiniBatch& batch);
+torch::Tensor labels_of(const sampling::MiniBatch& batch);
+torch::Tensor rows_of(const Array& rows);  // float32 [n, width]
+
+}  // namespace tessera::train
