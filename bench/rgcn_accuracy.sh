@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=$(realpath "${1:-../shared/data/hetero/AIFB}")
-flags=${2:-"--n-epochs 20 --n-hidden 16 --fanout 20,20 --batch-size 16 --lr 0.01 --sparse-lr 0.05"}
+flags=${2:-"--n-epochs 30 --n-hidden 16 --fanout 20,20 --batch-size 16 --lr 0.01 --sparse-lr 0.05 --use-self-loop --dropout 0.2"}
 name=$(basename "$data" | tr 'A-Z' 'a-z')
 bin=$PWD/build/tessera
 dir=${BENCH_DIR:-/tmp/tessera-bench-rgcn-acc}/$name

@@ -232,6 +232,22 @@ double chi_square_critical(double dof) {  // p = 1e-4, Wilson-Hilferty
   return dof * std::pow(1 - 2 / (9 * dof) + z * std::sqrt(2 / (9 * dof)), 3);
 }
 
+// Per-edge-type sampling of a heterogeneous graph (mag-like, with reverse
+// edges) across 2 machines with 2 servers each: every trainer's blocks hold
+// only dataset edges of the right types and the per-type fanouts.
+TEST_F(DistTest, HeterogeneousSamplingKeepsTypesAndPerTypeFanouts) {
+  const std::string d = scratch_.path();
+  ASSERT_EQ(run_tessera(fmt::format("gen mag-like --nodes 3000 --edges 20000 --out {}/mag", d)).exit_code, 0);
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {}/mag --add-reverse --graph-name mag --num-parts 2 --out {}/magp",
+                                    d, d)).exit_code, 0);
+  const CommandResult r = run_command(fmt::format(
+      "{} launch --ip-config {} --part-config {}/magp/mag.json --num-servers 2 --num-trainers 2 --timeout 30 "
+      "\"{} hetero-sample --data {}/mag\"",
+      TESSERA_BINARY, ip_config(2, 2), d, TESSERA_DIST_WORKER, d));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "heterogeneous sampled edges checked"), 4) << r.out;
+}
+
 TEST_F(DistTest, DistributedSamplingHasTheStandaloneDistribution) {
   const std::string out = scratch_.path();
   const CommandResult r =

@@ -178,6 +178,19 @@ TEST(Rgcn, SparseEmbeddingStepChangesOnlyTheRowsOfTheBatch) {
   loader.start_epoch(0);
   sampling::MiniBatch batch;
   ASSERT_TRUE(loader.next(&batch));
+  // Heterogeneous blocks keep every node's and edge's type.
+  for (const sampling::Block& block : batch.blocks) {
+    ASSERT_EQ(block.src_ntypes.size(), block.src_nodes.size());
+    ASSERT_EQ(block.etypes.size(), block.indices.size());
+    for (size_t i = 0; i < block.src_nodes.size(); ++i)
+      EXPECT_EQ(block.src_ntypes[i], ctx->book().typed_node(block.src_nodes[i]).ntype);
+    for (int64_t d = 0; d < block.num_dst; ++d)
+      for (int64_t e = block.indptr[d]; e < block.indptr[d + 1]; ++e) {
+        const int k = block.etypes[e];
+        EXPECT_EQ(block.src_ntypes[block.indices[e]], config.etype_src(k)) << "edge type " << config.etypes[k];
+        EXPECT_EQ(block.src_ntypes[d], config.etype_dst(k)) << "edge type " << config.etypes[k];
+      }
+  }
 
   const int64_t num_authors = embeddings[author]->num_embeddings();
   std::vector<int64_t> every(num_authors);

@@ -12,6 +12,7 @@
 #include "tessera/dist/server.h"
 #include "tessera/dist/tensor_registry.h"
 #include "tessera/util/error.h"
+#include "tessera/util/timer.h"
 #include "tessera/util/threads.h"
 
 namespace tessera::dist {
@@ -120,6 +121,8 @@ void Context::finalize() {
   if (standalone()) return;
   collectives_->barrier();
   if (rank() == 0) client_->shutdown_servers();
+  // Every trainer reports its footprint, as the servers do when they stop.
+  fmt::print(stderr, "trainer {}: finished (peak RSS {:.0f} MB)\n", env_.label(), peak_rss_bytes() / 1e6);
 }
 
 }  // namespace tessera::dist

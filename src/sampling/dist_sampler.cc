@@ -175,8 +175,13 @@ std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>
     spec.key = layer_key(key, layer);
     if (options_.per_etype) spec.etype_fanouts.assign(ctx_->config().etypes.size(), options_.fanouts[layer]);
     sample_layer(*dst, spec, channel, &edges);
-    blocks[layer] = builder.build(*dst, std::move(edges));
-    dst = &blocks[layer].src_nodes;
+    Block& block = blocks[layer] = builder.build(*dst, std::move(edges));
+    if (ctx_->config().ntypes.size() > 1) {
+      block.src_ntypes.resize(block.src_nodes.size());
+      for (size_t i = 0; i < block.src_nodes.size(); ++i)
+        block.src_ntypes[i] = ctx_->book().typed_node(block.src_nodes[i]).ntype;
+    }
+    dst = &block.src_nodes;
   }
   return blocks;
 }

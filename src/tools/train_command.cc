@@ -89,7 +89,9 @@ void add_rgcn(CLI::App& train) {
   cmd->add_option("--num-threads,--num_threads", o->num_threads, "intra-op threads (default TESSERA_NUM_THREADS or 2)");
   cmd->add_option("--out", o->out_dir, "where metrics.jsonl, model/ and embeddings/ go (default rgcn-<graph name>)");
   cmd->add_option("--max-batches,--max_batches", o->max_batches, "cap on steps per epoch (benchmarks)");
-  cmd->callback([o] {
+  // The callback owns every variable an option writes to: CLI11 keeps only
+  // references, and a flag parsed into a freed one corrupts the heap.
+  cmd->callback([o, ignored, ignored_flag] {
     if (o->part_config.empty() && std::getenv("TESSERA_PART_CONFIG") == nullptr)
       throw CLI::ValidationError("--part-config", "is required (or run under tessera launch)");
     const int code = train::run_rgcn_training(*o);

@@ -219,10 +219,11 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        o.batch_size, o.fanout, o.fanout_mode, num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
-  double val_acc = -1, test_acc = -1, total_epoch_s = 0, last_loss = 0, last_train_acc = 0;
+  double val_acc = -1, test_acc = -1, total_epoch_s = 0, last_loss = 0, last_train_acc = 0, busy_s = 0;
   PhaseTimes all;
   for (int epoch = 0; epoch < o.num_epochs; ++epoch) {
     Timer epoch_timer;
+    const HostCpu cpu_at_start = host_cpu();
     PhaseTimes ep, window;
     loader.start_epoch(epoch);
     model->train();
@@ -274,14 +275,17 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       }
     }
     const double epoch_s = epoch_timer.seconds();
+    const double cpu_busy = host_cpu().busy_since(cpu_at_start);
     total_epoch_s += epoch_s;
+    busy_s += cpu_busy * epoch_s;
     last_loss = ep.loss / std::max<int64_t>(1, ep.steps);
     last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     all.add(ep);
     json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
                    {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"sample_s", ep.sample},
                    {"fetch_s", ep.fetch}, {"wait_s", ep.wait}, {"compute_s", ep.compute},
-                   {"allreduce_s", ep.allreduce}, {"sparse_update_s", ep.sparse}};
+                   {"allreduce_s", ep.allreduce}, {"sparse_update_s", ep.sparse},
+                   {"wait_fraction", ep.wait / epoch_s}, {"host_cpu_busy", cpu_busy}};
     std::string eval_text;
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.num_epochs) {
       val_acc = evaluate(val_ids);
@@ -291,8 +295,10 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       eval_text = fmt::format(" | Val Acc {:.4f} | Test Acc {:.4f}", val_acc, test_acc);
     }
     log.metrics(record);
-    log.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {}{}", epoch,
-                         epoch_s, last_loss, last_train_acc, ep.seeds / epoch_s, ep.split(), eval_text));
+    log.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {} | "
+                         "host CPU {:.0f}% busy{}",
+                         epoch, epoch_s, last_loss, last_train_acc, ep.seeds / epoch_s, ep.split(), 100 * cpu_busy,
+                         eval_text));
   }
 
   if (logger) {
@@ -317,6 +323,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        {"compute_s", all.compute},
                        {"allreduce_s", all.allreduce},
                        {"sparse_update_s", all.sparse},
+                       {"wait_fraction", all.wait / total_epoch_s},
+                       {"host_cpu_busy", busy_s / total_epoch_s},
                        {"peak_rss_mb", peak_rss_bytes() / 1e6},
                        {"model", out_dir + "/model"}};
   ctx->finalize();

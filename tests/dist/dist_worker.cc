@@ -7,6 +7,7 @@
 //   dist_worker pull-loop --out DIR                                 (until an error)
 //   dist_worker garbage                                             (bad messages)
 //   dist_worker sample    --data DIR --out DIR [--part-config F]   (sampling, sample_scenario.cc)
+//   dist_worker hetero-sample --data DIR [--part-config F]  (per-edge-type sampling, hetero_sample_scenario.cc)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -432,7 +433,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample [--flag value ...]\n");
+    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample|hetero-sample [--flag value ...]\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -448,6 +449,7 @@ int main(int argc, char** argv) {
     if (scenario == "pull-loop") return run_pull_loop(flags);
     if (scenario == "garbage") return run_garbage(flags);
     if (scenario == "sample") return run_sample(flags);
+    if (scenario == "hetero-sample") return run_hetero_sample(flags);
     fmt::print(stderr, "unknown scenario {}\n", scenario);
     return 2;
   } catch (const std::exception& e) {

@@ -19,3 +19,7 @@ inline std::unique_ptr<tessera::dist::Context> initialize_from_flags(const std::
 
 // dist_worker sample --data DIR --out DIR [--part-config F] [--samplers N]
 int run_sample(const std::map<std::string, std::string>& flags);
+
+// dist_worker hetero-sample --data DIR (a heterogeneous dataset partitioned
+// with --add-reverse) [--part-config F]
+int run_hetero_sample(const std::map<std::string, std::string>& flags);

@@ -17,6 +17,7 @@ struct Block {
   std::vector<int64_t> indices;    // per edge: the source's position in src_nodes
   std::vector<int64_t> eids;       // per edge: the edge ID
   std::vector<int32_t> etypes;     // per edge: the edge type (empty when the graph has one)
+  std::vector<int32_t> src_ntypes; // per source: its node type (empty when the graph has one)
 
   int64_t num_src() const { return static_cast<int64_t>(src_nodes.size()); }
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }

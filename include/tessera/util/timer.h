@@ -21,4 +21,14 @@ class Timer {
 // Peak resident set size of this process, in bytes (VmHWM).
 int64_t peak_rss_bytes();
 
+// The host's CPU time counters (/proc/stat, all cores): how busy the whole
+// machine was between two readings. On a test host that runs every
+// "machine" of a job, that is the job's CPU use plus whatever else runs.
+struct HostCpu {
+  uint64_t busy = 0, total = 0;  // clock ticks
+  // Fraction of all cores' time that was busy since `earlier` (0 if none passed).
+  double busy_since(const HostCpu& earlier) const;
+};
+HostCpu host_cpu();
+
 }  // namespace tessera
