@@ -221,7 +221,30 @@ TEST(Rgcn, SparseEmbeddingStepChangesOnlyTheRowsOfTheBatch) {
   }
   ASSERT_NE(author_rows, nullptr) << "the batch should reach some authors";
   const torch::Tensor labels = torch::from_blob(const_cast<void*>(batch.labels.raw()), {16}, torch::kInt64);
-  torch::nn::functional::cross_entropy(model->forward(blocks, inputs), labels.clamp_min(0)).backward();
+  // The fused input layer (aggregate raw rows, project pair means) computes
+  // what embedding every input first does, gradients included.
+  auto run = [&](bool aggregate_first) {
+    model->zero_grad();
+    for (auto& r : inputs)
+      if (r.rows.requires_grad() && r.rows.grad().defined()) r.rows.mutable_grad().zero_();
+    const torch::Tensor logits = model->forward(blocks, inputs, aggregate_first);
+    torch::nn::functional::cross_entropy(logits, labels.clamp_min(0)).backward();
+    std::vector<torch::Tensor> grads;
+    for (auto& r : inputs)
+      if (r.rows.requires_grad()) grads.push_back(r.rows.grad().clone());
+    for (const auto& p : model->parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+    return std::make_pair(logits.detach(), grads);
+  };
+  const auto plain = run(false);
+  const auto fused = run(true);  // leaves its gradients for the step below
+  EXPECT_TRUE(torch::allclose(fused.first, plain.first, 1e-4, 1e-5)) << "logits differ";
+  ASSERT_EQ(fused.second.size(), plain.second.size());
+  for (size_t k = 0; k < fused.second.size(); ++k) {
+    ASSERT_EQ(fused.second[k].defined(), plain.second[k].defined()) << "gradient " << k;
+    if (fused.second[k].defined()) {
+      EXPECT_TRUE(torch::allclose(fused.second[k], plain.second[k], 1e-4, 1e-6)) << "gradient " << k;
+    }
+  }
 
   dist::SparseAdam optimizer(*ctx, all, 0.1);
   for (size_t k = 0; k < inputs.size(); ++k) {

@@ -97,17 +97,25 @@ torch::Tensor RelGraphConvImpl::forward(const RelBlock& block, const torch::Tens
   if (h.size(0) != block.num_src || h.size(1) != in_)
     fail("RelGraphConv: input is {} x {}, expected {} x {}", h.size(0), h.size(1), block.num_src, in_);
   const torch::Tensor means = csr_mean(h, block.pair_indptr, block.indices);  // [pairs, in]
-  const torch::Tensor w = relation_weights();
-  std::vector<torch::Tensor> messages;
+  std::vector<torch::Tensor> relation_means(num_rels_);
   for (int64_t r = 0; r < num_rels_; ++r) {
     const int64_t begin = block.rel_pairs[r], count = block.rel_pairs[r + 1] - begin;
-    if (count > 0) messages.push_back(means.narrow(0, begin, count).mm(w[r]));
+    if (count > 0) relation_means[r] = means.narrow(0, begin, count);
   }
-  torch::Tensor out = torch::zeros({block.num_dst, out_}, h.options());
+  return combine(block, relation_means, h.narrow(0, 0, block.num_dst));
+}
+
+torch::Tensor RelGraphConvImpl::combine(const RelBlock& block, const std::vector<torch::Tensor>& relation_means,
+                                        const torch::Tensor& h_dst) {
+  const torch::Tensor w = relation_weights();
+  std::vector<torch::Tensor> messages;
+  for (int64_t r = 0; r < num_rels_; ++r)
+    if (relation_means[r].defined()) messages.push_back(relation_means[r].mm(w[r]));
+  torch::Tensor out = torch::zeros({block.num_dst, out_}, h_dst.options());
   if (!messages.empty()) out = out.index_add(0, block.pair_dst, torch::cat(messages));
   if (norm) out = norm(out);
   out = out + bias;
-  if (loop_weight.defined()) out = out + h.narrow(0, 0, block.num_dst).mm(loop_weight);
+  if (loop_weight.defined()) out = out + h_dst.mm(loop_weight);
   return out;
 }
 
@@ -125,18 +133,18 @@ RgcnImpl::RgcnImpl(const RgcnOptions& options) : options_(options) {
   dropout_ = register_module("dropout", torch::nn::Dropout(options_.dropout));
 }
 
+torch::Tensor RgcnImpl::project(const std::string& ntype, const torch::Tensor& rows) {
+  const auto p = projections_.find(ntype);
+  if (p != projections_.end()) return p->second(rows);
+  if (rows.size(1) != options_.hidden)
+    fail("R-GCN: embedding rows of node type '{}' have width {}, expected {}", ntype, rows.size(1), options_.hidden);
+  return rows;
+}
+
 torch::Tensor RgcnImpl::embed(const std::vector<TypedRows>& inputs, int64_t num_src) {
   std::vector<torch::Tensor> rows, positions;
   for (const TypedRows& t : inputs) {
-    const auto p = projections_.find(t.ntype);
-    if (p != projections_.end()) {
-      rows.push_back(p->second(t.rows));
-    } else {
-      if (t.rows.size(1) != options_.hidden)
-        fail("R-GCN: embedding rows of node type '{}' have width {}, expected {}", t.ntype, t.rows.size(1),
-             options_.hidden);
-      rows.push_back(t.rows);
-    }
+    rows.push_back(project(t.ntype, t.rows));
     positions.push_back(t.positions);
   }
   const torch::Tensor all_positions = torch::cat(positions);
@@ -149,14 +157,55 @@ torch::Tensor RgcnImpl::embed(const std::vector<TypedRows>& inputs, int64_t num_
   return torch::cat(rows).index_select(0, order);
 }
 
-torch::Tensor RgcnImpl::forward(const std::vector<RelBlock>& blocks, const std::vector<TypedRows>& inputs) {
+// The input layer fused into the first RelGraphConv. A relation's sources
+// all have one node type, and the projection is affine, so the mean of
+// projected rows is the projection of the mean of raw rows: aggregate each
+// relation straight from its type's rows, project only the pair means, and
+// embed only the destinations (for the self-loop). No [num_src, hidden]
+// tensor is built, and the projection runs on pairs, not on every input.
+torch::Tensor RgcnImpl::first_layer(const RelBlock& block, const std::vector<TypedRows>& inputs) {
+  // Source position -> (input group, row within the group).
+  const int64_t num_src = block.num_src;
+  torch::Tensor group_of = torch::full({num_src}, -1, torch::kInt64);
+  torch::Tensor row_of = torch::empty({num_src}, torch::kInt64);
+  std::vector<TypedRows> destinations;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TypedRows& t = inputs[k];
+    const int64_t n = t.positions.size(0);
+    group_of.index_fill_(0, t.positions, static_cast<int64_t>(k));
+    row_of.index_put_({t.positions}, torch::arange(n, torch::kInt64));
+    // Positions are ascending within a group: the destinations are a prefix.
+    const int64_t dst = t.positions.lt(block.num_dst).sum().item<int64_t>();
+    if (dst > 0) destinations.push_back({t.ntype, t.positions.narrow(0, 0, dst), t.rows.narrow(0, 0, dst)});
+  }
+  if (group_of.lt(0).any().item<bool>()) fail("R-GCN: the typed inputs do not cover all {} input nodes", num_src);
+  const int64_t* group = group_of.data_ptr<int64_t>();
+  const int64_t* indptr = block.pair_indptr.data_ptr<int64_t>();
+  const int64_t* indices = block.indices.data_ptr<int64_t>();
+
+  std::vector<torch::Tensor> relation_means(options_.num_rels);
+  for (int64_t r = 0; r < options_.num_rels; ++r) {
+    const int64_t p0 = block.rel_pairs[r], p1 = block.rel_pairs[r + 1];
+    if (p1 == p0) continue;
+    const int64_t e0 = indptr[p0], e1 = indptr[p1];
+    const int64_t k = group[indices[e0]];
+    const torch::Tensor sources = block.indices.narrow(0, e0, e1 - e0);
+    if (!group_of.index_select(0, sources).eq(k).all().item<bool>())
+      fail("R-GCN: relation {} has sources of several node types", r);
+    const torch::Tensor local_indptr = block.pair_indptr.narrow(0, p0, p1 - p0 + 1) - e0;
+    const torch::Tensor means = csr_mean(inputs[k].rows, local_indptr, row_of.index_select(0, sources));
+    relation_means[r] = project(inputs[k].ntype, means);
+  }
+  return layers_[0]->combine(block, relation_means, embed(destinations, block.num_dst));
+}
+
+torch::Tensor RgcnImpl::forward(const std::vector<RelBlock>& blocks, const std::vector<TypedRows>& inputs,
+                                bool aggregate_first) {
   if (blocks.size() != layers_.size())
     fail("R-GCN: {} blocks for {} layers", blocks.size(), layers_.size());
-  torch::Tensor h = embed(inputs, blocks.front().num_src);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    h = layers_[i]->forward(blocks[i], h);
-    if (i + 1 < layers_.size()) h = dropout_(torch::relu(h));
-  }
+  torch::Tensor h = aggregate_first ? first_layer(blocks[0], inputs)
+                                    : layers_[0]->forward(blocks[0], embed(inputs, blocks[0].num_src));
+  for (size_t i = 1; i < layers_.size(); ++i) h = layers_[i]->forward(blocks[i], dropout_(torch::relu(h)));
   return h;
 }
 

@@ -60,6 +60,11 @@ class RelGraphConvImpl : public torch::nn::Module {
 
   // h: float32 [num_src, in]; returns [num_dst, out] before activation.
   torch::Tensor forward(const RelBlock& block, const torch::Tensor& h);
+  // The same from what forward() derives from h: each relation's pair means
+  // ([its pairs, in], undefined for a relation without pairs) and the
+  // destinations' own rows h[0, num_dst).
+  torch::Tensor combine(const RelBlock& block, const std::vector<torch::Tensor>& relation_means,
+                        const torch::Tensor& h_dst);
   // Per-relation weights [num_rels, in, out] (from the bases if any).
   torch::Tensor relation_weights();
 
@@ -89,11 +94,18 @@ class RgcnImpl : public torch::nn::Module {
   // The input layer: [num_src, hidden] in source order from every type's rows.
   torch::Tensor embed(const std::vector<TypedRows>& inputs, int64_t num_src);
   // blocks[0] is the input layer. Returns logits for blocks.back().num_dst nodes.
-  torch::Tensor forward(const std::vector<RelBlock>& blocks, const std::vector<TypedRows>& inputs);
+  // The first layer aggregates each type's raw rows and projects only the
+  // pair means (aggregate_first, the default); the other way embeds every
+  // input node first. Both compute the same function.
+  torch::Tensor forward(const std::vector<RelBlock>& blocks, const std::vector<TypedRows>& inputs,
+                        bool aggregate_first = true);
 
   const RgcnOptions& options() const { return options_; }
 
  private:
+  torch::Tensor first_layer(const RelBlock& block, const std::vector<TypedRows>& inputs);
+  torch::Tensor project(const std::string& ntype, const torch::Tensor& rows);
+
   RgcnOptions options_;
   std::map<std::string, torch::nn::Linear> projections_;
   std::vector<RelGraphConv> layers_;
