@@ -95,11 +95,26 @@ SparseOptimizer::SparseOptimizer(Context& ctx, const std::vector<const DistEmbed
 }
 
 void SparseOptimizer::step(const DistEmbedding& embedding, const int64_t* ids, int64_t count, const float* grads) {
+  step_async(embedding, ids, count, grads);
+  flush();
+}
+
+void SparseOptimizer::step_async(const DistEmbedding& embedding, const int64_t* ids, int64_t count,
+                                 const float* grads) {
   std::vector<int64_t> unique_ids;
   std::vector<float> summed;
   coalesce_gradients(ids, count, grads, embedding.dim(), &unique_ids, &summed);
-  sparse_step(*ctx_, embedding.name(), embedding.weight().spec().policy, unique_ids.data(),
-              static_cast<int64_t>(unique_ids.size()), summed.data(), embedding.dim(), params_);
+  const std::vector<uint64_t> sent =
+      send_sparse_step(*ctx_, embedding.name(), embedding.weight().spec().policy, unique_ids.data(),
+                       static_cast<int64_t>(unique_ids.size()), summed.data(), embedding.dim(), params_);
+  in_flight_.insert(in_flight_.end(), sent.begin(), sent.end());
+}
+
+void SparseOptimizer::flush() {
+  if (in_flight_.empty()) return;
+  std::vector<uint64_t> requests;
+  requests.swap(in_flight_);
+  ctx_->client().wait(requests);
 }
 
 SparseAdagrad::SparseAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double eps)

@@ -166,6 +166,13 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
 
 void sparse_step(Context& ctx, const std::string& weight, const std::string& policy, const int64_t* ids,
                  int64_t count, const float* grads, int64_t row_elems, const store::SparseStepParams& params) {
+  const std::vector<uint64_t> requests = send_sparse_step(ctx, weight, policy, ids, count, grads, row_elems, params);
+  if (!requests.empty()) ctx.client().wait(requests);
+}
+
+std::vector<uint64_t> send_sparse_step(Context& ctx, const std::string& weight, const std::string& policy,
+                                       const int64_t* ids, int64_t count, const float* grads, int64_t row_elems,
+                                       const store::SparseStepParams& params) {
   const IdSpace& space = ctx.book().space(policy);
   SplitIds split = ctx.book().split(space, ids, count, "optimizer step on " + weight);
   std::vector<uint64_t> requests;
@@ -190,7 +197,7 @@ void sparse_step(Context& ctx, const std::string& weight, const std::string& pol
     frames.push_back(net::frame_of(rows));
     requests.push_back(ctx.client().send(ctx.server_for(p), h, std::move(frames)));
   }
-  if (!requests.empty()) ctx.client().wait(requests);
+  return requests;
 }
 
 void create_tensor(Context& ctx, const store::TensorSpec& spec) {

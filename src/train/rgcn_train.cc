@@ -192,6 +192,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   // Accuracy over `ids` (this trainer's share), summed over all trainers;
   // -1 when the split is empty everywhere.
   auto evaluate = [&](const std::vector<int64_t>& ids) {
+    if (sparse_optimizer) sparse_optimizer->flush();  // evaluate the embeddings as trained
     torch::NoGradGuard no_grad;
     model->eval();
     sampling::LoaderOptions elo = lo;
@@ -248,11 +249,15 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       const int64_t correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
       const double step_compute = compute + t.seconds();
       t.reset();
+      // Embedding gradients go out without waiting; the servers apply them
+      // while the next batch computes, and the next step first waits for
+      // these acknowledgements, so at most one step is in flight.
+      if (sparse_optimizer) sparse_optimizer->flush();
       for (const int k : bt.embedded) {
         const sampling::TypedInputs& group = batch.inputs[k];
         const torch::Tensor grad = bt.inputs[k].rows.grad().contiguous();
-        sparse_optimizer->step(*embeddings[group.ntype], group.ids.data(), static_cast<int64_t>(group.ids.size()),
-                               grad.data_ptr<float>());
+        sparse_optimizer->step_async(*embeddings[group.ntype], group.ids.data(),
+                                     static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());
       }
       const double sparse = t.seconds();
       for (PhaseTimes* p : {&ep, &window}) {
@@ -301,6 +306,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                          eval_text));
   }
 
+  if (sparse_optimizer) sparse_optimizer->flush();
+  ctx->collectives().barrier();  // every trainer's last updates have landed before trainer 0 saves
   if (logger) {
     nn::save_rgcn(model, out_dir + "/model");
     fs::create_directories(out_dir + "/embeddings");

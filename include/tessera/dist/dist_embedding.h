@@ -50,6 +50,12 @@ class SparseOptimizer {
   // Applies one step to `embedding`'s rows `ids` (repeats allowed: their
   // gradients are summed first, as autograd would).
   void step(const DistEmbedding& embedding, const int64_t* ids, int64_t count, const float* grads);
+  // The same without waiting for the servers' acknowledgements, as DGL's
+  // pushes go: the update lands while the trainer computes its next batch.
+  // flush() waits for every step sent so far (call it before reading the
+  // embeddings back, and once per training step to bound what is in flight).
+  void step_async(const DistEmbedding& embedding, const int64_t* ids, int64_t count, const float* grads);
+  void flush();
   void set_lr(double lr) { params_.lr = lr; }
 
  protected:
@@ -57,6 +63,7 @@ class SparseOptimizer {
   Context* ctx_;
   store::SparseStepParams params_;
   std::vector<DistTensor> state_;  // keeps the state tensors alive
+  std::vector<uint64_t> in_flight_;  // requests of step_async not yet acknowledged
 };
 
 // torch.optim.Adagrad, per element, on touched rows only.
