@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "../nn/grad_sync.h"
 #include "../nn/rgcn.h"
 #include "tessera/dist/context.h"
 #include "tessera/dist/dist_embedding.h"
@@ -235,19 +234,11 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       const double wait = t.seconds();
       t.reset();
       BatchTensors bt = batch_tensors(batch, config, is_embedded, true);
-      const torch::Tensor labels = labels_of(batch);
-      const torch::Tensor logits = model->forward(bt.blocks, bt.inputs);
-      const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
-      optimizer.zero_grad();
-      loss.backward();
-      const double compute = t.seconds();
-      t.reset();
-      nn::allreduce_gradients(*model, ctx->collectives());
-      const double allreduce = t.seconds();
-      t.reset();
-      optimizer.step();
-      const int64_t correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
-      const double step_compute = compute + t.seconds();
+      const double prepare = t.seconds();
+      StepResult r = supervised_step(
+          *model, optimizer, ctx->collectives(), [&] { return model->forward(bt.blocks, bt.inputs); },
+          labels_of(batch));
+      r.compute_s += prepare;
       t.reset();
       // Embedding gradients go out without waiting; the servers apply them
       // while the next batch computes, and the next step first waits for
@@ -260,16 +251,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                                      static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());
       }
       const double sparse = t.seconds();
-      for (PhaseTimes* p : {&ep, &window}) {
-        p->add_batch(batch);
-        p->wait += wait;
-        p->compute += step_compute;
-        p->allreduce += allreduce;
-        p->sparse += sparse;
-        p->loss += loss.item<double>();
-        p->correct += correct;
-        ++p->steps;
-      }
+      ep.add_step(batch, wait, r, sparse);
+      window.add_step(batch, wait, r, sparse);
       log.progress(epoch, step + 1, steps);
       if ((step + 1) % o.log_every == 0) {
         const double secs = window.wait + window.compute + window.allreduce + window.sparse;
@@ -287,10 +270,9 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
     last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     all.add(ep);
     json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
-                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"sample_s", ep.sample},
-                   {"fetch_s", ep.fetch}, {"wait_s", ep.wait}, {"compute_s", ep.compute},
-                   {"allreduce_s", ep.allreduce}, {"sparse_update_s", ep.sparse},
-                   {"wait_fraction", ep.wait / epoch_s}, {"host_cpu_busy", cpu_busy}};
+                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"wait_fraction", ep.wait / epoch_s},
+                   {"host_cpu_busy", cpu_busy}};
+    record.update(ep.times());
     std::string eval_text;
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.num_epochs) {
       val_acc = evaluate(val_ids);
@@ -324,16 +306,11 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        {"steps_per_epoch", steps},
                        {"trainers", ctx->world_size()},
                        {"seeds_per_s", all.seeds / total_epoch_s},
-                       {"sample_s", all.sample},
-                       {"fetch_s", all.fetch},
-                       {"wait_s", all.wait},
-                       {"compute_s", all.compute},
-                       {"allreduce_s", all.allreduce},
-                       {"sparse_update_s", all.sparse},
                        {"wait_fraction", all.wait / total_epoch_s},
                        {"host_cpu_busy", busy_s / total_epoch_s},
                        {"peak_rss_mb", peak_rss_bytes() / 1e6},
                        {"model", out_dir + "/model"}};
+  final_record.update(all.times());
   ctx->finalize();
   log.final_metrics(final_record);
   return 0;

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "../nn/grad_sync.h"
 #include "../nn/sage.h"
 #include "train_common.h"
 #include "tessera/dist/context.h"
@@ -144,28 +143,12 @@ int run_sage_training(const SageTrainOptions& o) {
       if (!loader.next(&batch)) break;
       const double wait = t.seconds();
       t.reset();
-      const torch::Tensor labels = labels_of(batch);
-      const torch::Tensor logits = model->forward(block_tensors(batch), features_of(batch));
-      const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
-      optimizer.zero_grad();
-      loss.backward();
-      const double compute = t.seconds();
-      t.reset();
-      nn::allreduce_gradients(*model, ctx->collectives());
-      const double allreduce = t.seconds();
-      t.reset();
-      optimizer.step();
-      const int64_t correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
-      const double step_compute = compute + t.seconds();
-      for (PhaseTimes* p : {&ep, &window}) {
-        p->add_batch(batch);
-        p->wait += wait;
-        p->compute += step_compute;
-        p->allreduce += allreduce;
-        p->loss += loss.item<double>();
-        p->correct += correct;
-        ++p->steps;
-      }
+      const std::vector<nn::BlockTensors> blocks = block_tensors(batch);
+      const StepResult r = supervised_step(
+          *model, optimizer, ctx->collectives(), [&] { return model->forward(blocks, features_of(batch)); },
+          labels_of(batch));
+      ep.add_step(batch, wait, r);
+      window.add_step(batch, wait, r);
       log.progress(epoch, step + 1, steps);
       if ((step + 1) % o.log_every == 0) {
         const double secs = window.wait + window.compute + window.allreduce;
@@ -183,9 +166,8 @@ int run_sage_training(const SageTrainOptions& o) {
     last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     all.add(ep);
     json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
-                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"edges_per_s", ep.edges / epoch_s},
-                   {"sample_s", ep.sample}, {"fetch_s", ep.fetch}, {"wait_s", ep.wait}, {"compute_s", ep.compute},
-                   {"allreduce_s", ep.allreduce}};
+                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"edges_per_s", ep.edges / epoch_s}};
+    record.update(ep.times());
     std::string eval_text;
     if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.num_epochs) {
       val_acc = evaluate(*ctx, model, eval_sampler, val_ids, o, num_samplers);
@@ -214,13 +196,9 @@ int run_sage_training(const SageTrainOptions& o) {
                        {"seeds_per_s", all.seeds / total_epoch_s},
                        {"mini_batches_per_s", all.steps / total_epoch_s},
                        {"edges_per_s", all.edges / total_epoch_s},
-                       {"sample_s", all.sample},
-                       {"fetch_s", all.fetch},
-                       {"wait_s", all.wait},
-                       {"compute_s", all.compute},
-                       {"allreduce_s", all.allreduce},
                        {"peak_rss_mb", peak_rss_bytes() / 1e6},
                        {"model", out_dir + "/model"}};
+  final_record.update(all.times());
   ctx->finalize();
   log.final_metrics(final_record);
   return 0;

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "../nn/grad_sync.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/util/error.h"
+#include "tessera/util/timer.h"
 
 namespace tessera::train {
 
@@ -14,6 +16,44 @@ void PhaseTimes::add_batch(const sampling::MiniBatch& b) {
   fetch += b.fetch_s;
   seeds += static_cast<int64_t>(b.seeds.size());
   for (const auto& block : b.blocks) edges += block.num_edges();
+}
+
+void PhaseTimes::add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double sparse_s) {
+  add_batch(b);
+  wait += wait_s;
+  compute += step.compute_s;
+  allreduce += step.allreduce_s;
+  sparse += sparse_s;
+  loss += step.loss;
+  correct += step.correct;
+  ++steps;
+}
+
+nlohmann::json PhaseTimes::times() const {
+  nlohmann::json j = {{"sample_s", sample}, {"fetch_s", fetch}, {"wait_s", wait}, {"compute_s", compute},
+                      {"allreduce_s", allreduce}};
+  if (sparse > 0) j["sparse_update_s"] = sparse;
+  return j;
+}
+
+StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, dist::Collectives& coll,
+                           const std::function<torch::Tensor()>& forward, const torch::Tensor& labels) {
+  StepResult r;
+  Timer t;
+  const torch::Tensor logits = forward();
+  const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
+  optimizer.zero_grad();
+  loss.backward();
+  r.compute_s = t.seconds();
+  t.reset();
+  nn::allreduce_gradients(model, coll);
+  r.allreduce_s = t.seconds();
+  t.reset();
+  optimizer.step();
+  r.correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
+  r.loss = loss.item<double>();
+  r.compute_s += t.seconds();
+  return r;
 }
 
 void PhaseTimes::add(const PhaseTimes& o) {

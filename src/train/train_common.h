@@ -8,13 +8,28 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tessera/dist/context.h"
 #include "tessera/sampling/data_loader.h"
 
 namespace tessera::train {
+
+// What one optimizer step of node classification gives back.
+struct StepResult {
+  double loss = 0;
+  int64_t correct = 0;                  // seeds whose prediction is right
+  double compute_s = 0, allreduce_s = 0;
+};
+
+// Cross-entropy of forward()'s logits against `labels`, backward, gradient
+// all-reduce over the trainers, and the optimizer's step, timed.
+StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, dist::Collectives& coll,
+                           const std::function<torch::Tensor()>& forward, const torch::Tensor& labels);
 
 // Time a trainer spent per phase over some steps. Sampling and fetching run
 // on sampler threads when there are any; `wait` is what the trainer itself
@@ -24,8 +39,12 @@ struct PhaseTimes {
   int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
   double loss = 0;
   void add_batch(const sampling::MiniBatch& b);
+  // A training step: its batch, the wait for it, the step, the sparse update.
+  void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double sparse_s = 0);
   void add(const PhaseTimes& o);
   std::string split() const;  // "sample 1.2s fetch ..." for logs
+  // The phase times as metrics fields (sample_s, fetch_s, ...).
+  nlohmann::json times() const;
 };
 
 // --fan-out style flag for `layers` layers; one value applies to all.
