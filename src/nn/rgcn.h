@@ -80,7 +80,8 @@ class RelGraphConvImpl : public torch::nn::Module {
 TORCH_MODULE(RelGraphConv);
 
 // One node type's inputs in a batch: rows (features or embedding rows) and
-// their positions among the input layer's sources.
+// their positions among the input layer's sources, ascending (the fused
+// first layer takes the destinations as a prefix of every type's rows).
 struct TypedRows {
   std::string ntype;
   torch::Tensor positions;  // int64 [n]
