@@ -1,0 +1,80 @@
+#include "loss.h"
+
+#include <cmath>
+
+#include "tessera/util/error.h"
+
+namespace tessera::kge {
+namespace {
+
+namespace F = torch::nn::functional;
+using torch::Tensor;
+
+// The per-score criterion l(s, y) with y = +1 for a positive, -1 (BCE: 0)
+// for a negative.
+Tensor criterion(const Tensor& s, bool positive, const LossOptions& o) {
+  switch (o.genre) {
+    case LossGenre::kLogsigmoid: return -F::logsigmoid(positive ? s : -s);
+    case LossGenre::kLogistic: return F::softplus(positive ? -s : s);
+    case LossGenre::kHinge: return torch::relu(o.margin - (positive ? s : -s));
+    case LossGenre::kBCE:
+      return F::binary_cross_entropy_with_logits(s, positive ? torch::ones_like(s) : torch::zeros_like(s),
+                                                 F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone));
+  }
+  fail("internal: unknown loss genre {}", static_cast<int>(o.genre));
+}
+
+}  // namespace
+
+LossGenre parse_loss_genre(const std::string& name) {
+  if (name == "Logsigmoid") return LossGenre::kLogsigmoid;
+  if (name == "Logistic") return LossGenre::kLogistic;
+  if (name == "Hinge") return LossGenre::kHinge;
+  if (name == "BCE") return LossGenre::kBCE;
+  fail("unknown --loss_genre '{}' (known: Logsigmoid, Logistic, Hinge, BCE)", name);
+}
+
+void validate(const LossOptions& o) {
+  if (!(o.temperature > 0) || !std::isfinite(o.temperature))
+    fail("-a (adversarial temperature) must be positive, got {}", o.temperature);
+  if (!(o.margin > 0) || !std::isfinite(o.margin)) fail("-m (margin) must be positive, got {}", o.margin);
+  if (o.pairwise && o.adversarial) fail("-pw (pairwise loss) cannot be combined with -adv");
+  if (o.pairwise && o.genre != LossGenre::kLogistic && o.genre != LossGenre::kHinge)
+    fail("-pw (pairwise loss) needs --loss_genre Logistic or Hinge");
+}
+
+Loss kge_loss(const Tensor& positive, const Tensor& negative, const LossOptions& o) {
+  if (positive.dim() != 1 || negative.dim() != 2 || negative.size(0) != positive.size(0))
+    fail("KGE loss: {} positive scores and {} rows of negative scores do not pair up (expected [B] and [B, M])",
+         positive.numel(), negative.dim() > 0 ? negative.size(0) : 0);
+  Loss loss;
+  if (o.pairwise) {
+    loss.total = criterion(positive.unsqueeze(1) - negative, true, o).mean();
+    loss.negative = loss.total.item<double>();
+    return loss;
+  }
+  const Tensor pos = criterion(positive, true, o).mean();
+  const Tensor per_negative = criterion(negative, false, o);  // [B, M]
+  Tensor neg;
+  if (o.adversarial) {
+    // Self-adversarial weights: harder negatives count more; the weights
+    // are constants, so no gradient flows through the softmax.
+    const Tensor weights = torch::softmax(negative.detach() * o.temperature, 1);
+    neg = (weights * per_negative).sum(1).mean();
+  } else {
+    neg = per_negative.mean(1).mean();
+  }
+  loss.total = (pos + neg) / 2;
+  loss.positive = pos.item<double>();
+  loss.negative = neg.item<double>();
+  return loss;
+}
+
+Tensor regularization(const std::vector<Tensor>& rows, double coefficient, double p) {
+  Tensor sum = torch::zeros({});
+  if (coefficient <= 0 || p <= 0) return sum;
+  for (const Tensor& r : rows) sum = sum + r.abs().pow(p).sum();
+  return coefficient * sum;
+}
+
+}  // namespace tessera::kge
