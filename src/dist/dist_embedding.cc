@@ -86,6 +86,8 @@ SparseOptimizer::SparseOptimizer(Context& ctx, const std::vector<const DistEmbed
     };
     if (params.kind == store::SparseOptimizer::kAdagrad) {
       state("adagrad_sum", {e->dim()});
+    } else if (params.kind == store::SparseOptimizer::kRowAdagrad) {
+      state("row_adagrad_sum", {});
     } else {
       state("adam_m", {e->dim()});
       state("adam_v", {e->dim()});
@@ -119,6 +121,10 @@ void SparseOptimizer::flush() {
 
 SparseAdagrad::SparseAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double eps)
     : SparseOptimizer(ctx, embeddings, {store::SparseOptimizer::kAdagrad, lr, eps, 0, 0}) {}
+
+SparseRowAdagrad::SparseRowAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr,
+                                   double eps)
+    : SparseOptimizer(ctx, embeddings, {store::SparseOptimizer::kRowAdagrad, lr, eps, 0, 0}) {}
 
 SparseAdam::SparseAdam(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double beta1,
                        double beta2, double eps)

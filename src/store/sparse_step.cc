@@ -17,6 +17,11 @@ void apply_sparse_step(const std::function<LocalTensor&(const std::string&)>& lo
       adagrad_rows(w, lookup(optimizer_state_name(weight, "adagrad_sum")), rows, count, grads, p, locks);
       return;
     }
+    case SparseOptimizer::kRowAdagrad: {
+      AdagradParams p{static_cast<float>(params.lr), static_cast<float>(params.eps)};
+      row_adagrad_rows(w, lookup(optimizer_state_name(weight, "row_adagrad_sum")), rows, count, grads, p, locks);
+      return;
+    }
     case SparseOptimizer::kAdam: {
       AdamParams p{static_cast<float>(params.lr), static_cast<float>(params.beta1), static_cast<float>(params.beta2),
                    static_cast<float>(params.eps)};

@@ -110,6 +110,28 @@ void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* ro
   }
 }
 
+void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
+                      const float* grads, const AdagradParams& p, RowLocks& locks) {
+  const int64_t width = weight.spec.row_elems();
+  check_writable(weight);
+  check_float_rows(weight, width, "a weight");
+  check_float_rows(state_sum, 1, "row-wise Adagrad state");
+  check_rows(weight, rows, count);
+  check_rows(state_sum, rows, count);
+  float* w = weight.rows.data<float>();
+  float* s = state_sum.rows.data<float>();
+  for (int64_t i = 0; i < count; ++i) {
+    RowGuard guard(locks, RowLocks::stripe(weight.lock_key, rows[i]));
+    float* wr = w + rows[i] * width;
+    const float* g = grads + i * width;
+    float squares = 0;
+    for (int64_t k = 0; k < width; ++k) squares += g[k] * g[k];
+    const float state = s[rows[i]] += squares / static_cast<float>(width);
+    const float scale = p.lr / (std::sqrt(state) + p.eps);
+    for (int64_t k = 0; k < width; ++k) wr[k] -= scale * g[k];
+  }
+}
+
 void adam_rows(LocalTensor& weight, LocalTensor& exp_avg, LocalTensor& exp_avg_sq, LocalTensor& steps,
                const int64_t* rows, int64_t count, const float* grads, const AdamParams& p, RowLocks& locks) {
   const int64_t width = weight.spec.row_elems();

@@ -72,6 +72,14 @@ class SparseAdagrad : public SparseOptimizer {
   SparseAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr, double eps = 1e-10);
 };
 
+// DGL-KE's Adagrad: one accumulator per row (the mean squared gradient of
+// the row), which is what its knowledge-graph embeddings train with.
+class SparseRowAdagrad : public SparseOptimizer {
+ public:
+  SparseRowAdagrad(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, double lr,
+                   double eps = 1e-10);
+};
+
 // torch.optim.Adam on touched rows, bias-corrected by each row's own step count.
 class SparseAdam : public SparseOptimizer {
  public:

@@ -12,7 +12,8 @@
 
 namespace tessera::store {
 
-enum class SparseOptimizer : int64_t { kAdagrad = 1, kAdam = 2 };
+// kRowAdagrad: DGL-KE's Adagrad, one accumulator per row.
+enum class SparseOptimizer : int64_t { kAdagrad = 1, kAdam = 2, kRowAdagrad = 3 };
 
 // Hyper-parameters travel with each step (lr may follow a schedule).
 struct SparseStepParams {
@@ -20,7 +21,7 @@ struct SparseStepParams {
   double lr = 0.01, eps = 1e-10, beta1 = 0.9, beta2 = 0.999;
 };
 
-// "<weight>.adagrad_sum", "<weight>.adam_m", "<weight>.adam_v", "<weight>.adam_step".
+// "<weight>.adagrad_sum", "<weight>.row_adagrad_sum", "<weight>.adam_m", "<weight>.adam_v", "<weight>.adam_step".
 std::string optimizer_state_name(const std::string& weight, const char* state);
 
 // `lookup` returns a tensor by name or throws. Rows must be unique.

@@ -34,6 +34,12 @@ struct AdamParams {
 void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
                   const float* grads, const AdagradParams& p, RowLocks& locks);
 
+// DGL-KE's row-wise Adagrad: one accumulator per row (state: [rows] of one
+// float) that adds the mean squared gradient of the row, then
+// w -= lr * g / (sqrt(state) + eps). Rows must be unique.
+void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
+                      const float* grads, const AdagradParams& p, RowLocks& locks);
+
 // torch.optim.Adam on the given rows, with a step count per row (a row's
 // bias correction counts the steps that touched it, as DGL's SparseAdam).
 void adam_rows(LocalTensor& weight, LocalTensor& exp_avg, LocalTensor& exp_avg_sq, LocalTensor& steps,
