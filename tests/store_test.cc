@@ -5,8 +5,6 @@
 #include <thread>
 #include <vector>
 
-#include <cmath>
-
 #include <gtest/gtest.h>
 
 #include "tessera/net/message.h"
