@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/util/error.h"
 #include "tessera/util/prefetch.h"
@@ -44,6 +45,26 @@ void check_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     if (rows[i] < 0 || rows[i] >= n)
       fail("tensor {}: row {} is out of range (this partition holds {} rows)", tensor.spec.name, rows[i], n);
+}
+
+// An optimizer state tensor and the row width it must have.
+struct StateOf {
+  const LocalTensor& tensor;
+  int64_t width;
+  const char* role;
+};
+
+// Everything a sparse optimizer step checks before its first write: the
+// weight is writable float rows, each state has its width, every row exists.
+void check_step(const LocalTensor& weight, std::initializer_list<StateOf> states, const int64_t* rows,
+                int64_t count) {
+  check_writable(weight);
+  check_float_rows(weight, weight.spec.row_elems(), "a weight");
+  check_rows(weight, rows, count);
+  for (const StateOf& s : states) {
+    check_float_rows(s.tensor, s.width, s.role);
+    check_rows(s.tensor, rows, count);
+  }
 }
 
 void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, void* out) {
@@ -91,11 +112,7 @@ void add_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const voi
 void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
                   const float* grads, const AdagradParams& p, RowLocks& locks) {
   const int64_t width = weight.spec.row_elems();
-  check_writable(weight);
-  check_float_rows(weight, width, "a weight");
-  check_float_rows(state_sum, width, "Adagrad state");
-  check_rows(weight, rows, count);
-  check_rows(state_sum, rows, count);
+  check_step(weight, {{state_sum, width, "Adagrad state"}}, rows, count);
   float* w = weight.rows.data<float>();
   float* s = state_sum.rows.data<float>();
   for (int64_t i = 0; i < count; ++i) {
@@ -113,11 +130,7 @@ void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* ro
 void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
                       const float* grads, const AdagradParams& p, RowLocks& locks) {
   const int64_t width = weight.spec.row_elems();
-  check_writable(weight);
-  check_float_rows(weight, width, "a weight");
-  check_float_rows(state_sum, 1, "row-wise Adagrad state");
-  check_rows(weight, rows, count);
-  check_rows(state_sum, rows, count);
+  check_step(weight, {{state_sum, 1, "row-wise Adagrad state"}}, rows, count);
   float* w = weight.rows.data<float>();
   float* s = state_sum.rows.data<float>();
   for (int64_t i = 0; i < count; ++i) {
@@ -135,12 +148,8 @@ void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t
 void adam_rows(LocalTensor& weight, LocalTensor& exp_avg, LocalTensor& exp_avg_sq, LocalTensor& steps,
                const int64_t* rows, int64_t count, const float* grads, const AdamParams& p, RowLocks& locks) {
   const int64_t width = weight.spec.row_elems();
-  check_writable(weight);
-  check_float_rows(weight, width, "a weight");
-  check_float_rows(exp_avg, width, "Adam state");
-  check_float_rows(exp_avg_sq, width, "Adam state");
-  check_float_rows(steps, 1, "Adam step count");
-  for (const LocalTensor* t : {&weight, &exp_avg, &exp_avg_sq, &steps}) check_rows(*t, rows, count);
+  check_step(weight, {{exp_avg, width, "Adam state"}, {exp_avg_sq, width, "Adam state"}, {steps, 1, "Adam step count"}},
+             rows, count);
   float* w = weight.rows.data<float>();
   float* m = exp_avg.rows.data<float>();
   float* v = exp_avg_sq.rows.data<float>();

@@ -184,23 +184,13 @@ int run_sage_training(const SageTrainOptions& o) {
   }
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");
-  const double epoch_time = total_epoch_s / o.num_epochs;
-  json final_record = {{"val_acc", val_acc},
-                       {"test_acc", test_acc},
-                       {"train_acc", last_train_acc},
-                       {"loss", last_loss},
-                       {"epochs", o.num_epochs},
-                       {"epoch_time_s", epoch_time},
-                       {"steps_per_epoch", steps},
-                       {"trainers", ctx->world_size()},
-                       {"seeds_per_s", all.seeds / total_epoch_s},
-                       {"mini_batches_per_s", all.steps / total_epoch_s},
-                       {"edges_per_s", all.edges / total_epoch_s},
-                       {"peak_rss_mb", peak_rss_bytes() / 1e6},
-                       {"model", out_dir + "/model"}};
-  final_record.update(all.times());
+  json end_record = final_record({val_acc, test_acc, last_train_acc, last_loss, o.num_epochs, steps, ctx->world_size(),
+                                   total_epoch_s, out_dir + "/model"},
+                                  all);
+  end_record["mini_batches_per_s"] = all.steps / total_epoch_s;
+  end_record["edges_per_s"] = all.edges / total_epoch_s;
   ctx->finalize();
-  log.final_metrics(final_record);
+  log.final_metrics(end_record);
   return 0;
 }
 

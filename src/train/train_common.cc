@@ -69,6 +69,22 @@ std::string PhaseTimes::split() const {
   return text;
 }
 
+nlohmann::json final_record(const RunSummary& s, const PhaseTimes& all) {
+  nlohmann::json record = {{"val_acc", s.val_acc},
+                           {"test_acc", s.test_acc},
+                           {"train_acc", s.train_acc},
+                           {"loss", s.loss},
+                           {"epochs", s.epochs},
+                           {"epoch_time_s", s.total_epoch_s / s.epochs},
+                           {"steps_per_epoch", s.steps_per_epoch},
+                           {"trainers", s.trainers},
+                           {"seeds_per_s", all.seeds / s.total_epoch_s},
+                           {"peak_rss_mb", peak_rss_bytes() / 1e6},
+                           {"model", s.model_dir}};
+  record.update(all.times());
+  return record;
+}
+
 std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag) {
   std::vector<int64_t> f = sampling::parse_fanouts(text, flag);
   if (f.size() == 1) f.assign(layers, f[0]);

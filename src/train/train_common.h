@@ -47,6 +47,19 @@ struct PhaseTimes {
   nlohmann::json times() const;
 };
 
+// What a training run reports at the end, whatever the model.
+struct RunSummary {
+  double val_acc = -1, test_acc = -1, train_acc = 0, loss = 0;
+  int epochs = 0;
+  int64_t steps_per_epoch = 0;
+  int trainers = 0;
+  double total_epoch_s = 0;  // summed over epochs, evaluation excluded
+  std::string model_dir;
+};
+// The final record's shared fields (accuracies, epoch time, throughput,
+// phase times, peak RSS); each trainer adds its own.
+nlohmann::json final_record(const RunSummary& summary, const PhaseTimes& all);
+
 // --fan-out style flag for `layers` layers; one value applies to all.
 std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag);
 
