@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -30,8 +32,12 @@ int main(int argc, char** argv) {
   tessera::add_inspect_command(app);
   tessera::add_launch_command(app);
   tessera::add_train_command(app);
+  tessera::add_kge_command(app);
+  std::vector<std::string> args = tessera::dglke_spellings(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (auto& a : args) arg_pointers.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tessera::Error& e) {

@@ -26,33 +26,45 @@ DistEmbedding::DistEmbedding(Context& ctx, const std::string& name, int64_t dim,
   if (dim <= 0) fail("embedding {}: dimension must be positive, got {}", name, dim);
 }
 
-void DistEmbedding::save(const std::string& path) const {
-  const int64_t n = num_embeddings();
-  const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
-  Array out = Array::zeros(DType::kFloat32, {n, dim_});
-  float* dst = out.data<float>();
+Array read_in_original_order(Context& ctx, const DistTensor& tensor) {
+  const int64_t n = tensor.num_rows();
+  const DistTensor orig = DistTensor::open(ctx, orig_id_tensor(tensor.spec().policy));
+  std::vector<int64_t> shape = tensor.shape();
+  Array out = Array::zeros(tensor.spec().dtype, shape);
+  const size_t row_bytes = out.row_bytes();
+  auto* dst = static_cast<char*>(out.mutable_raw());
   for_each_id_chunk(0, n, [&](int64_t, const std::vector<int64_t>& ids) {
-    const Array rows = weight_.pull(ids);
+    const Array rows = tensor.pull(ids);
     const Array original = orig.pull(ids);
     const int64_t* o = original.data<int64_t>();
+    const auto* src = static_cast<const char*>(rows.raw());
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (o[i] < 0 || o[i] >= n) fail("embedding {}: original ID {} out of range", name(), o[i]);
-      std::copy_n(rows.data<float>() + i * dim_, dim_, dst + o[i] * dim_);
+      if (o[i] < 0 || o[i] >= n) fail("tensor {}: original ID {} out of range", tensor.name(), o[i]);
+      std::copy_n(src + i * row_bytes, row_bytes, dst + o[i] * row_bytes);
     }
   });
-  write_npy(path, out);
+  return out;
 }
 
-void DistEmbedding::load(const std::string& path) const {
-  const int64_t n = num_embeddings();
-  const Array table = read_npy_checked(path, DType::kFloat32, 2, "embedding " + name());
-  if (table.dim(0) != n || table.dim(1) != dim_)
-    fail("{}: expected shape ({}, {}) for embedding {}, found {}", path, n, dim_, name(), table.shape_string());
-  const DistTensor orig = DistTensor::open(*ctx_, orig_id_tensor(weight_.spec().policy));
-  for_each_id_chunk(0, n, [&](int64_t, const std::vector<int64_t>& ids) {
+void write_in_original_order(Context& ctx, const DistTensor& tensor, const Array& table) {
+  if (table.shape() != tensor.shape() || table.dtype() != tensor.spec().dtype)
+    fail("tensor {}: expected {} rows of {} {}, found {} {}", tensor.name(), tensor.num_rows(),
+         tensor.spec().row_elems(), dtype_name(tensor.spec().dtype), dtype_name(table.dtype()), table.shape_string());
+  const DistTensor orig = DistTensor::open(ctx, orig_id_tensor(tensor.spec().policy));
+  for_each_id_chunk(0, tensor.num_rows(), [&](int64_t, const std::vector<int64_t>& ids) {
     const Array original = orig.pull(ids);
-    weight_.push(ids, table.gather_rows(original.data<int64_t>(), static_cast<int64_t>(ids.size())));
+    tensor.push(ids, table.gather_rows(original.data<int64_t>(), static_cast<int64_t>(ids.size())));
   });
+}
+
+void DistEmbedding::save(const std::string& path) const { write_npy(path, read_in_original_order(*ctx_, weight_)); }
+
+void DistEmbedding::load(const std::string& path) const {
+  const Array table = read_npy_checked(path, DType::kFloat32, 2, "embedding " + name());
+  if (table.dim(0) != num_embeddings() || table.dim(1) != dim_)
+    fail("{}: expected shape ({}, {}) for embedding {}, found {}", path, num_embeddings(), dim_, name(),
+         table.shape_string());
+  write_in_original_order(*ctx_, weight_, table);
 }
 
 void coalesce_gradients(const int64_t* ids, int64_t count, const float* grads, int64_t dim,

@@ -52,6 +52,7 @@ class TransE : public ScoreFunction {
     // Tail corrupted: ||(h + r) - t'||; head corrupted: ||h' - (t - r)||.
     return gamma_ - pairwise_distance(corrupt_head ? anchor - r : anchor + r, negatives, p_);
   }
+  int64_t negative_pair_elements() const override { return p_ == 2 ? 1 : entity_dim(); }
 
  private:
   double gamma_;
@@ -111,6 +112,7 @@ class RotatE : public ScoreFunction {
     const Tensor dr = qr.unsqueeze(2) - nr.unsqueeze(1), di = qi.unsqueeze(2) - ni.unsqueeze(1);
     return gamma_ - (dr * dr + di * di).sqrt().sum(-1);
   }
+  int64_t negative_pair_elements() const override { return entity_dim(); }
 
  private:
   double gamma_, phase_scale_;
@@ -154,6 +156,7 @@ class TransR : public ScoreFunction {
     const Tensor kept = corrupt_head ? ap - translation(r) : ap + translation(r);  // [C, K, D]
     return gamma_ - (kept.unsqueeze(2) - np).abs().sum(-1);
   }
+  int64_t negative_pair_elements() const override { return 2 * dim_; }
 
  private:
   Tensor translation(const Tensor& r) const { return r.narrow(-1, 0, dim_); }

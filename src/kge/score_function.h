@@ -56,6 +56,11 @@ class ScoreFunction {
   virtual torch::Tensor negative(const torch::Tensor& anchor, const torch::Tensor& r,
                                  const torch::Tensor& negatives, bool corrupt_head) const = 0;
 
+  // Elements negative() materialises per (positive, negative) pair: 1 where
+  // it is a matrix product, about the row width where it broadcasts. Callers
+  // size their chunks by it.
+  virtual int64_t negative_pair_elements() const { return 1; }
+
  protected:
   ScoreFunction(int64_t entity_dim, int64_t relation_dim) : entity_dim_(entity_dim), relation_dim_(relation_dim) {}
 

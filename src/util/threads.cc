@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 #include <omp.h>
 
+#include <dlfcn.h>
+#include <malloc.h>
+
 #include <cstdlib>
 
 namespace tessera {
@@ -14,6 +17,16 @@ void set_num_threads(int n) {
   }
   omp_set_num_threads(n);
   at::set_num_threads(n);
+  // Present when the system BLAS is OpenBLAS; looked up so any BLAS links.
+  using SetBlasThreads = void (*)(int);
+  if (auto set_blas = reinterpret_cast<SetBlasThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set_blas(n);
+}
+
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 256 << 20);
 }
 
 int num_threads() { return at::get_num_threads(); }

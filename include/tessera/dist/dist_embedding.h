@@ -40,6 +40,12 @@ class DistEmbedding {
   DistTensor weight_;
 };
 
+// A whole row-sharded tensor with row i = original ID i (new IDs mapped back
+// through the partition's ID maps), and its inverse. For saving and loading
+// tables and optimizer state; called by one trainer.
+Array read_in_original_order(Context& ctx, const DistTensor& tensor);
+void write_in_original_order(Context& ctx, const DistTensor& tensor, const Array& table);
+
 // Sums the gradients of repeated IDs: (unique ids, summed rows).
 void coalesce_gradients(const int64_t* ids, int64_t count, const float* grads, int64_t dim,
                         std::vector<int64_t>* unique_ids, std::vector<float>* summed);

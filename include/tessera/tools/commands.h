@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace tessera {
 
 void add_gen_command(CLI::App& app);
@@ -11,5 +14,11 @@ void add_partition_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_kge_command(CLI::App& app);
+
+// The command line with DGL-KE's multi-letter single-dash flags (-adv, -de,
+// -dr, -rc, -rn, -pw) in `tessera kge ...` spelled as their long names,
+// which CLI11 can parse.
+std::vector<std::string> dglke_spellings(int argc, char** argv);
 
 }  // namespace tessera

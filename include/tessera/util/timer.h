@@ -13,6 +13,13 @@ class Timer {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   void reset() { start_ = std::chrono::steady_clock::now(); }
+  // Seconds since the start or the previous lap, and restarts: one timer
+  // splits a sequence of phases.
+  double lap() {
+    const double s = seconds();
+    reset();
+    return s;
+  }
 
  private:
   std::chrono::steady_clock::time_point start_;

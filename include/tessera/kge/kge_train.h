@@ -1,0 +1,70 @@
+// `tessera kge train` / `tessera kge eval`: DGL-KE's dglke_train,
+// dglke_dist_train and dglke_eval as one native program. Standalone, it reads
+// the dataset and trains --num_proc worker threads Hogwild-style on shared
+// tables. Under `tessera launch` (or with --part_config), the entity table is
+// a DistEmbedding the servers hold and update with row-wise Adagrad; each
+// trainer samples the triples stored with its machine's partition, so most
+// rows it touches are local; relation rows are replicated per trainer and
+// averaged every --force_sync_interval steps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::kge {
+
+struct KgeOptions {
+  // Data: DGL-KE's flags (standalone), or a partitioned KG (distributed).
+  std::string dataset;  // default: the data folder's name
+  std::string data_path = "data";
+  std::string format = "auto";  // built_in | raw_udd_hrt | udd_hrt | openke | auto
+  std::string part_config;      // distributed: <out>/<graph>.json of `tessera kge partition`
+  // Model.
+  std::string model_name = "TransE_l2";
+  int64_t hidden_dim = 400;
+  double gamma = 12.0;
+  bool double_ent = false, double_rel = false;
+  // Training.
+  double lr = 0.01;
+  int64_t batch_size = 1024;
+  int64_t neg_sample_size = 256;
+  int64_t neg_chunk_size = -1;
+  bool neg_deg_sample = false;
+  std::string loss_genre = "Logsigmoid";
+  double margin = 1.0;  // -m (Hinge)
+  bool adversarial = false;
+  double adversarial_temperature = 1.0;
+  bool pairwise = false;
+  double regularization_coef = 0.000002;
+  double regularization_norm = 3;
+  int64_t max_step = 80000;  // per worker, as in DGL-KE
+  int64_t log_interval = 1000;
+  int num_proc = 1, num_thread = 0;  // num_thread 0: cores / num_proc
+  bool async_update = false;
+  int64_t force_sync_interval = 1000;
+  uint64_t seed = 0;
+  // Evaluation.
+  bool valid = false, test = false;
+  int64_t eval_interval = 10000;
+  int64_t batch_size_eval = 8;
+  int64_t neg_sample_size_eval = -1;
+  double eval_percent = 1.0;
+  bool no_eval_filter = false;
+  // Output.
+  std::string save_path = "ckpts";
+  bool no_save_emb = false;
+  int64_t checkpoint_interval = 10000;  // steps; 0: none
+  bool resume = false;
+};
+
+// Throws naming the flag for a value DGL-KE would reject (and a few more).
+void validate(const KgeOptions& options);
+
+// Runs training (and the evaluations asked for); returns the exit code.
+int run_kge_training(const KgeOptions& options);
+
+// Evaluates embeddings saved by training in --save_path on the test triples
+// (dglke_eval); prints the metrics and the final JSON line.
+int run_kge_evaluation(const KgeOptions& options);
+
+}  // namespace tessera::kge

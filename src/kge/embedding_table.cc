@@ -1,0 +1,108 @@
+#include "embedding_table.h"
+
+#include "tessera/dist/dist_tensor.h"
+#include "tessera/store/sparse_step.h"
+#include "tessera/store/tensor_ops.h"
+#include "tessera/util/error.h"
+
+namespace tessera::kge {
+
+torch::Tensor tensor_of(const Array& array) {
+  if (array.dtype() != DType::kFloat32) fail("expected a float32 array, found {}", dtype_name(array.dtype()));
+  auto keep = std::make_shared<Array>(array);
+  return torch::from_blob(const_cast<void*>(array.raw()), array.shape(), [keep](void*) {}, torch::kFloat32);
+}
+
+Array array_of(const torch::Tensor& tensor) {
+  const torch::Tensor t = tensor.to(torch::kFloat32).contiguous();
+  Array a = Array::uninitialized(DType::kFloat32, t.sizes().vec());
+  std::memcpy(a.mutable_raw(), t.data_ptr<float>(), a.nbytes());
+  return a;
+}
+
+store::Initializer uniform_init(double range, uint64_t seed) { return {"uniform", -range, range, seed}; }
+
+namespace {
+
+store::TensorSpec spec_of(const std::string& name, std::vector<int64_t> row_shape, const store::Initializer& init) {
+  store::TensorSpec spec;
+  spec.name = name;
+  spec.row_shape = std::move(row_shape);
+  spec.init = init;
+  return spec;
+}
+
+torch::Tensor ids_tensor(const std::vector<int64_t>& ids) {
+  return torch::from_blob(const_cast<int64_t*>(ids.data()), {static_cast<int64_t>(ids.size())}, torch::kInt64);
+}
+
+}  // namespace
+
+LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr)
+    : dim_(dim),
+      weight_(store::create_heap_tensor(spec_of(name, {dim}, init), 0, rows)),
+      state_(store::create_heap_tensor(spec_of(store::optimizer_state_name(name, "row_adagrad_sum"), {}, {}), 0, rows)),
+      lock_memory_(store::RowLocks::kStripes, 0),
+      locks_(lock_memory_.data()) {
+  if (dim < 1) fail("embedding {}: dimension must be at least 1, got {}", name, dim);
+  lr_ = lr;
+}
+
+torch::Tensor LocalTable::view() {
+  return torch::from_blob(weight_.rows.mutable_raw(), {num_rows(), dim_}, torch::kFloat32);
+}
+
+torch::Tensor LocalTable::pull(const std::vector<int64_t>& ids) { return view().index_select(0, ids_tensor(ids)); }
+
+void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
+  const torch::Tensor g = grad.contiguous();
+  store::row_adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(),
+                          {static_cast<float>(lr_), 1e-10f}, locks_);
+}
+
+torch::Tensor LocalTable::read_state() {
+  return torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32).clone();
+}
+
+void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
+  if (weights.sizes() != view().sizes() || state.numel() != num_rows())
+    fail("embedding {}: a checkpoint of shape {} does not fit a table of {} x {}", weight_.spec.name,
+         fmt::format("{}", fmt::join(weights.sizes().vec(), "x")), num_rows(), dim_);
+  view().copy_(weights);
+  torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32).copy_(state.reshape({-1}));
+}
+
+ServerTable::ServerTable(dist::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
+                         const store::Initializer& init, double lr)
+    : ctx_(&ctx), embedding_(ctx, name, dim, policy, init), optimizer_(ctx, {&embedding_}, lr) {
+  lr_ = lr;
+}
+
+torch::Tensor ServerTable::pull(const std::vector<int64_t>& ids) {
+  return tensor_of(embedding_.lookup(ids.data(), static_cast<int64_t>(ids.size())));
+}
+
+void ServerTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
+  const torch::Tensor g = grad.contiguous();
+  optimizer_.flush();
+  optimizer_.set_lr(lr_);
+  optimizer_.step_async(embedding_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>());
+}
+
+torch::Tensor ServerTable::read_all() {
+  return tensor_of(dist::read_in_original_order(*ctx_, embedding_.weight()));
+}
+
+torch::Tensor ServerTable::read_state() {
+  const auto state = dist::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
+  return tensor_of(dist::read_in_original_order(*ctx_, state));
+}
+
+void ServerTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
+  dist::write_in_original_order(*ctx_, embedding_.weight(), array_of(weights));
+  const auto state_tensor =
+      dist::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
+  dist::write_in_original_order(*ctx_, state_tensor, array_of(state.reshape({-1})));
+}
+
+}  // namespace tessera::kge

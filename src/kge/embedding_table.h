@@ -1,0 +1,96 @@
+// Where a KGE trainer's embedding rows live and how they learn: it pulls the
+// rows a batch uses and pushes their gradients back, and the table applies
+// DGL-KE's row-wise Adagrad. A LocalTable keeps the rows in this process
+// (standalone training, where worker threads update it Hogwild-style, and
+// the replicated relation table of distributed training); a ServerTable is a
+// DistEmbedding whose rows the servers hold and update.
+//
+// Private header: it includes libtorch, which stays out of include/.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/dist/dist_embedding.h"
+#include "tessera/store/row_locks.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::kge {
+
+class EmbeddingTable {
+ public:
+  virtual ~EmbeddingTable() = default;
+  virtual int64_t num_rows() const = 0;
+  virtual int64_t dim() const = 0;
+  // Rows `ids` (unique) as a new [n, dim] tensor.
+  virtual torch::Tensor pull(const std::vector<int64_t>& ids) = 0;
+  // One row-wise Adagrad step on rows `ids` (unique), gradient [n, dim].
+  virtual void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) = 0;
+  // Waits until every push has landed.
+  virtual void flush() {}
+  // The whole table, row i = original ID i, and the Adagrad sums [num_rows].
+  virtual torch::Tensor read_all() = 0;
+  virtual torch::Tensor read_state() = 0;
+  // Replaces the table and its Adagrad sums (resume); the same shapes.
+  virtual void write_all(const torch::Tensor& weights, const torch::Tensor& state) = 0;
+  void set_lr(double lr) { lr_ = lr; }
+
+ protected:
+  double lr_ = 0.01;
+};
+
+// DGL-KE's initialisation: uniform in [-range, range).
+store::Initializer uniform_init(double range, uint64_t seed);
+
+class LocalTable : public EmbeddingTable {
+ public:
+  LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr);
+  int64_t num_rows() const override { return weight_.num_rows(); }
+  int64_t dim() const override { return dim_; }
+  torch::Tensor pull(const std::vector<int64_t>& ids) override;
+  void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
+  torch::Tensor read_all() override { return view().clone(); }
+  torch::Tensor read_state() override;
+  void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
+  // The rows in place (shared with every worker thread).
+  torch::Tensor view();
+
+ private:
+  int64_t dim_;
+  store::LocalTensor weight_, state_;
+  std::vector<uint32_t> lock_memory_;
+  store::RowLocks locks_;
+};
+
+class ServerTable : public EmbeddingTable {
+ public:
+  // Collective: every trainer creates it with the same arguments.
+  ServerTable(dist::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
+              const store::Initializer& init, double lr);
+  int64_t num_rows() const override { return embedding_.num_embeddings(); }
+  int64_t dim() const override { return embedding_.dim(); }
+  torch::Tensor pull(const std::vector<int64_t>& ids) override;
+  // Sends the step and returns; the previous push is waited for first, so
+  // at most one is in flight while the trainer computes (as DGL-KE's async
+  // pushes go).
+  void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
+  void flush() override { optimizer_.flush(); }
+  torch::Tensor read_all() override;
+  torch::Tensor read_state() override;
+  void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
+
+ private:
+  dist::Context* ctx_;
+  dist::DistEmbedding embedding_;
+  dist::SparseRowAdagrad optimizer_;
+};
+
+// A float32 Array as a tensor sharing its memory (the Array stays alive).
+torch::Tensor tensor_of(const Array& array);
+Array array_of(const torch::Tensor& tensor);  // a contiguous float32 copy
+
+}  // namespace tessera::kge

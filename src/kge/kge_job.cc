@@ -1,0 +1,165 @@
+#include "kge_job.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "tessera/dist/dist_tensor.h"
+#include "tessera/io/npy.h"
+#include "tessera/store/partition_store.h"
+#include "tessera/util/error.h"
+#include "tessera/util/random.h"
+
+namespace tessera::kge {
+namespace {
+
+// Splits `triples` into `parts` contiguous shares of a seeded shuffle.
+std::vector<Array> split_triples(const Array& triples, int parts, uint64_t seed) {
+  const int64_t n = triples.rows();
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  Rng rng(seed, 77);
+  for (int64_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  const Array shuffled = triples.gather_rows(order.data(), n);
+  std::vector<Array> shares;
+  for (int p = 0; p < parts; ++p) shares.push_back(shuffled.slice_rows(n * p / parts, n * (p + 1) / parts));
+  return shares;
+}
+
+std::vector<std::string> read_names_file(const std::string& path) {
+  std::vector<std::string> names;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) names.push_back(line);
+  return names;
+}
+
+// The triples stored with this machine's partition (the in-edges of the
+// entities it owns: `tessera kge partition` keeps each triple with its
+// tail), in partition IDs, and this trainer's contiguous share of them.
+Array local_triples(dist::Context& ctx) {
+  store::PartitionStore& part = ctx.local();
+  const std::string etype = ctx.config().etypes.at(0);
+  store::LocalTensor& relation = part.get(store::edge_tensor_name(etype, kRelationField));
+  const int64_t* indptr = part.indptr().data<int64_t>();
+  const int64_t* indices = part.indices().data<int64_t>();
+  const int64_t num_edges = indptr[part.num_nodes()];
+  const int64_t first = num_edges * ctx.env().trainer_id / ctx.env().num_trainers;
+  const int64_t last = num_edges * (ctx.env().trainer_id + 1) / ctx.env().num_trainers;
+  Array out = Array::zeros(DType::kInt64, {last - first, 3});
+  int64_t* o = out.data<int64_t>();
+  const Array& rel = relation.rows;
+  for (int64_t v = 0, pos = 0; v < part.num_nodes(); ++v)
+    for (; pos < indptr[v + 1]; ++pos) {
+      if (pos < first || pos >= last) continue;
+      const int64_t eid = part.eids_are_positions() ? part.first_edge() + pos : part.eids().data<int64_t>()[pos];
+      const int64_t row = eid - relation.first_id;
+      const int64_t r = rel.dtype() == DType::kInt64 ? rel.data<int64_t>()[row] : rel.data<int32_t>()[row];
+      int64_t* t = o + 3 * (pos - first);
+      t[0] = indices[pos];
+      t[1] = r;
+      t[2] = part.first_node() + v;
+    }
+  return out;
+}
+
+// Every trainer's triples, gathered and mapped to original entity IDs.
+Array gather_original_triples(dist::Context& ctx, const Array& mine) {
+  const dist::DistTensor orig = dist::DistTensor::open(ctx, "node/" + std::string(kEntityType) + "/_ORIG_ID");
+  std::vector<int64_t> ends(2 * mine.rows());
+  for (int64_t i = 0; i < mine.rows(); ++i) {
+    ends[2 * i] = triple(mine, i)[0];
+    ends[2 * i + 1] = triple(mine, i)[2];
+  }
+  const Array original = orig.pull(ends);
+  std::vector<int64_t> flat(3 * mine.rows());
+  for (int64_t i = 0; i < mine.rows(); ++i) {
+    flat[3 * i] = original.data<int64_t>()[2 * i];
+    flat[3 * i + 1] = triple(mine, i)[1];
+    flat[3 * i + 2] = original.data<int64_t>()[2 * i + 1];
+  }
+  std::vector<int64_t> all;
+  for (const auto& part : ctx.collectives().all_gather(flat)) all.insert(all.end(), part.begin(), part.end());
+  Array out = Array::zeros(DType::kInt64, {static_cast<int64_t>(all.size() / 3), 3});
+  std::copy(all.begin(), all.end(), out.data<int64_t>());
+  return out;
+}
+
+KnowledgeGraph distributed_graph(dist::Context& ctx, const KgeOptions& o) {
+  const PartitionConfig& c = ctx.config();
+  if (c.ntypes.size() != 1 || c.ntypes[0] != kEntityType || c.etypes.size() != 1)
+    fail("{}: not a partitioned knowledge graph (expected one node type '{}' and one edge type; "
+         "partition with `tessera kge partition`)", c.graph_name, kEntityType);
+  KnowledgeGraph kg;
+  kg.name = o.dataset.empty() ? c.graph_name : o.dataset;
+  kg.num_entities = c.num_nodes;
+  for (auto [key, dst] : {std::pair{"valid_triples", &kg.valid}, {"test_triples", &kg.test}}) {
+    auto it = c.extra.find(key);
+    *dst = it == c.extra.end() ? Array::zeros(DType::kInt64, {0, 3})
+                               : read_npy_checked(c.path(it->second), DType::kInt64, 2, key);
+  }
+  auto names = c.node_names.find(kEntityType);
+  if (names != c.node_names.end()) kg.entity_names = read_names_file(c.path(names->second));
+  if (!c.relation_names.empty()) kg.relation_names = read_names_file(c.path(c.relation_names));
+  kg.train = local_triples(ctx);
+  std::vector<int64_t> max_relation{static_cast<int64_t>(kg.relation_names.size()) - 1};
+  for (const Array* a : {&kg.train, &kg.valid, &kg.test})
+    for (int64_t i = 0; i < a->rows(); ++i) max_relation[0] = std::max(max_relation[0], triple(*a, i)[1]);
+  int64_t top = max_relation[0];
+  for (const auto& v : ctx.collectives().all_gather(max_relation)) top = std::max(top, v[0]);
+  kg.num_relations = top + 1;
+  return kg;
+}
+
+}  // namespace
+
+void KgeJob::sync_relations() {
+  if (!ctx || world_size() == 1) return;
+  torch::Tensor weights = relations->view();
+  torch::Tensor state = relations->read_state();
+  ctx->collectives().all_reduce_sum(weights.data_ptr<float>(), weights.numel());
+  ctx->collectives().all_reduce_sum(state.data_ptr<float>(), state.numel());
+  weights.div_(world_size());
+  relations->write_all(weights.clone(), state.div_(world_size()));
+}
+
+void KgeJob::barrier() {
+  if (ctx) ctx->barrier();
+}
+
+KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
+  KgeJob job;
+  const bool distributed = !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr;
+  if (distributed) {
+    dist::InitOptions init;
+    init.num_threads = o.num_thread;
+    job.ctx = dist::initialize(init);  // servers serve and exit inside
+    if (job.ctx->standalone() && !o.part_config.empty())
+      fail("--part_config needs `tessera launch` (distributed); standalone runs read --data_path directly");
+    job.kg = distributed_graph(*job.ctx, o);
+    job.worker_triples = {job.kg.train};
+    job.known_train = gather_original_triples(*job.ctx, job.kg.train);
+  } else {
+    job.kg = read_knowledge_graph({o.data_path, o.dataset, o.format});
+    job.worker_triples = split_triples(job.kg.train, o.num_proc, o.seed);
+    job.known_train = job.kg.train;
+  }
+  if (job.kg.train.rows() == 0) fail("{}: no training triples", job.kg.name);
+  const double range = (o.gamma + 2.0) / static_cast<double>(o.hidden_dim);
+  if (distributed) {
+    job.entities = std::make_unique<ServerTable>(*job.ctx, "kge-entity", score.entity_dim(),
+                                                 job.ctx->book().node_policy(0), uniform_init(range, o.seed), o.lr);
+  } else {
+    job.entities = std::make_unique<LocalTable>("kge-entity", job.kg.num_entities, score.entity_dim(),
+                                                uniform_init(range, o.seed), o.lr);
+  }
+  job.relations = std::make_unique<LocalTable>("kge-relation", job.kg.num_relations, score.relation_dim(),
+                                               uniform_init(range, o.seed + 1), o.lr);
+  if (o.model_name == "TransR") {
+    // DGL-KE draws the projection matrices from U(-1, 1).
+    const int64_t d = o.hidden_dim;
+    torch::manual_seed(o.seed + 2);
+    job.relations->view().narrow(1, d, d * d).uniform_(-1, 1);
+  }
+  return job;
+}
+
+}  // namespace tessera::kge

@@ -1,0 +1,45 @@
+// What a KGE run stands on, standalone or distributed: the knowledge graph
+// (in distributed runs, this trainer's share of the training triples plus
+// the validation and test triples), the workers' triples, the triples an
+// evaluation filters, and the entity and relation tables.
+//
+// Distributed runs train in the partition's entity IDs (those the servers
+// shard by) and evaluate in original IDs, so saved tables, names and the
+// validation / test files all agree with the input.
+//
+// Private header: it includes libtorch, which stays out of include/.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "embedding_table.h"
+#include "score_function.h"
+#include "tessera/dist/context.h"
+#include "tessera/kge/kge_train.h"
+#include "tessera/kge/knowledge_graph.h"
+
+namespace tessera::kge {
+
+struct KgeJob {
+  std::unique_ptr<dist::Context> ctx;  // null when standalone
+  KnowledgeGraph kg;                    // train: this process's triples (partition IDs when distributed)
+  std::vector<Array> worker_triples;    // one share per worker thread
+  Array known_train;                    // every training triple in original IDs, for filtering
+  std::unique_ptr<EmbeddingTable> entities;
+  std::unique_ptr<LocalTable> relations;
+
+  bool distributed() const { return ctx != nullptr; }
+  int rank() const { return ctx ? ctx->rank() : 0; }
+  int world_size() const { return ctx ? ctx->world_size() : 1; }
+  bool logs() const { return rank() == 0; }
+  // Averages the relation replicas (weights and Adagrad sums) over trainers.
+  void sync_relations();
+  void barrier();
+};
+
+// Reads the data (or joins the job) and creates the tables as DGL-KE
+// initialises them: uniform in +-(gamma + 2) / hidden_dim.
+KgeJob open_kge_job(const KgeOptions& options, const ScoreFunction& score);
+
+}  // namespace tessera::kge

@@ -1,0 +1,301 @@
+#include "tessera/kge/kge_train.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kge_files.h"
+#include "kge_job.h"
+#include "kge_step.h"
+#include "ranker.h"
+#include "tessera/train/run_log.h"
+#include "tessera/util/error.h"
+#include "tessera/util/random.h"
+#include "tessera/util/threads.h"
+#include "tessera/util/timer.h"
+
+namespace tessera::kge {
+namespace fs = std::filesystem;
+
+void validate(const KgeOptions& o) {
+  parse_model(o.model_name);
+  if (o.hidden_dim < 1) fail("--hidden_dim must be at least 1, got {}", o.hidden_dim);
+  if (!(o.gamma == o.gamma)) fail("--gamma must be a number");
+  if (!(o.lr > 0)) fail("--lr must be positive, got {}", o.lr);
+  if (o.max_step < 1) fail("--max_step must be at least 1, got {}", o.max_step);
+  if (o.log_interval < 1) fail("--log_interval must be at least 1, got {}", o.log_interval);
+  if (o.eval_interval < 1) fail("--eval_interval must be at least 1, got {}", o.eval_interval);
+  if (o.num_proc < 1) fail("--num_proc must be at least 1, got {}", o.num_proc);
+  if (o.num_thread < 0) fail("--num_thread must be at least 1 (0: cores / --num_proc), got {}", o.num_thread);
+  if (o.force_sync_interval < 1) fail("--force_sync_interval must be at least 1, got {}", o.force_sync_interval);
+  if (o.checkpoint_interval < 0) fail("--checkpoint_interval must be 0 (none) or more, got {}", o.checkpoint_interval);
+  if (!(o.eval_percent > 0 && o.eval_percent <= 1)) fail("--eval_percent must be in (0, 1], got {}", o.eval_percent);
+  if (o.neg_sample_size_eval == 0 || o.neg_sample_size_eval < -1)
+    fail("--neg_sample_size_eval must be -1 (every entity) or at least 1, got {}", o.neg_sample_size_eval);
+  if (o.batch_size_eval < 1) fail("--batch_size_eval must be at least 1, got {}", o.batch_size_eval);
+  if (o.regularization_coef < 0) fail("-rc must not be negative, got {}", o.regularization_coef);
+  if (!(o.regularization_norm > 0)) fail("-rn must be positive, got {}", o.regularization_norm);
+  SamplerOptions s{o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, 1};
+  kge::validate(s);
+}
+
+namespace {
+
+ScoreOptions score_options(const KgeOptions& o) {
+  return {parse_model(o.model_name), o.hidden_dim, o.gamma, o.double_ent, o.double_rel};
+}
+
+LossOptions loss_options(const KgeOptions& o) {
+  LossOptions l;
+  l.genre = parse_loss_genre(o.loss_genre);
+  l.margin = o.margin;
+  l.adversarial = o.adversarial;
+  l.temperature = o.adversarial_temperature;
+  l.pairwise = o.pairwise;
+  kge::validate(l);
+  return l;
+}
+
+int threads_per_worker(const KgeOptions& o) {
+  if (o.num_thread > 0) return o.num_thread;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / o.num_proc);
+}
+
+// The first --eval_percent of a seeded shuffle of `triples`, as DGL-KE samples.
+Array eval_subset(const Array& triples, double percent, uint64_t seed) {
+  if (percent >= 1) return triples;
+  const int64_t n = triples.rows();
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  Rng rng(seed, 91);
+  for (int64_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  order.resize(std::max<int64_t>(1, static_cast<int64_t>(n * percent)));
+  return triples.gather_rows(order.data(), static_cast<int64_t>(order.size()));
+}
+
+nlohmann::json metrics_json(const RankSums& s, const std::string& prefix) {
+  const double n = std::max(1.0, s.count);
+  return {{prefix + "_mrr", s.reciprocal / n}, {prefix + "_mr", s.rank / n},     {prefix + "_hits@1", s.hits1 / n},
+          {prefix + "_hits@3", s.hits3 / n},   {prefix + "_hits@10", s.hits10 / n}, {prefix + "_queries", s.count}};
+}
+
+// Ranks this trainer's share of `triples`; the sums of every trainer.
+RankSums evaluate(KgeJob& job, const Array& triples, const ScoreFunction& score, const KnownTriples& known,
+                  const KgeOptions& o) {
+  job.entities->flush();
+  job.barrier();  // every trainer's last pushes have landed
+  const torch::Tensor entities = job.entities->read_all();
+  const torch::Tensor relations = job.relations->view();
+  const int64_t n = triples.rows();
+  const int64_t begin = n * job.rank() / job.world_size(), end = n * (job.rank() + 1) / job.world_size();
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed};
+  RankSums mine = rank_triples(triples, begin, end, entities, relations, score, &known, ro);
+  if (!job.distributed()) return mine;
+  auto a = mine.as_array();
+  job.ctx->collectives().all_reduce_sum(a.data(), static_cast<int64_t>(a.size()));
+  return RankSums::from_array(a);
+}
+
+std::string metrics_line(const nlohmann::json& m, const std::string& prefix) {
+  return fmt::format("[{}] MRR {:.4f}  MR {:.1f}  Hits@1 {:.4f}  Hits@3 {:.4f}  Hits@10 {:.4f}  ({} queries)", prefix,
+                     m[prefix + "_mrr"].get<double>(), m[prefix + "_mr"].get<double>(),
+                     m[prefix + "_hits@1"].get<double>(), m[prefix + "_hits@3"].get<double>(),
+                     m[prefix + "_hits@10"].get<double>(), m[prefix + "_queries"].get<double>());
+}
+
+// The next step at which the main thread has work: a log line, an
+// evaluation, a checkpoint or a relation sync.
+int64_t next_stop(int64_t step, const KgeOptions& o, bool distributed) {
+  auto next = [step](int64_t every) { return (step / every + 1) * every; };
+  int64_t stop = std::min(o.max_step, next(o.log_interval));
+  if (o.valid) stop = std::min(stop, next(o.eval_interval));
+  if (o.checkpoint_interval > 0) stop = std::min(stop, next(o.checkpoint_interval));
+  if (distributed) stop = std::min(stop, next(o.force_sync_interval));
+  return stop;
+}
+
+}  // namespace
+
+int run_kge_training(const KgeOptions& options) {
+  KgeOptions o = options;
+  validate(o);
+  o.model_name = model_name(parse_model(o.model_name));
+  const int threads = threads_per_worker(o);
+  set_num_threads(threads);
+  keep_freed_memory();
+  const auto score = make_score_function(score_options(o));
+  const LossOptions loss = loss_options(o);
+  KgeJob job = open_kge_job(o, *score);
+  if (job.distributed() && o.num_proc != 1)
+    fail("--num_proc {}: under tessera launch each trainer is one worker; ask the launcher for more trainers "
+         "(--num_trainers)", o.num_proc);
+  const nlohmann::json config = model_config(o, job.kg);
+  if (job.logs()) fs::create_directories(o.save_path);
+  train::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs());
+  log.line(fmt::format("{}: {} entities, {} relations, {} training triples{}; {} (entity rows {}, relation rows {}), "
+                       "{} worker(s) x {} thread(s)",
+                       job.kg.name, job.kg.num_entities, job.kg.num_relations, job.known_train.rows(),
+                       job.distributed() ? fmt::format(" over {} trainers", job.world_size()) : "", o.model_name,
+                       score->entity_dim(), score->relation_dim(), job.worker_triples.size(), threads));
+
+  int64_t step = 0;
+  if (o.resume) {
+    const Checkpoint c = job.logs() || !job.distributed() ? read_checkpoint(o.save_path, config) : Checkpoint{};
+    if (job.logs()) {
+      job.entities->write_all(c.entities, c.entity_state);
+      job.relations->write_all(c.relations, c.relation_state);
+    }
+    std::vector<int64_t> at{c.step};
+    if (job.distributed()) at = job.ctx->collectives().all_gather(at)[0];
+    step = at[0];
+    job.barrier();
+    job.sync_relations();  // trainer 0's relations everywhere (the others hold zeros' average otherwise)
+    log.line(fmt::format("resumed from {}/checkpoint at step {}", o.save_path, step));
+  }
+
+  SamplerOptions so{o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, job.kg.num_entities};
+  std::vector<std::unique_ptr<TripleSampler>> samplers;
+  for (size_t w = 0; w < job.worker_triples.size(); ++w)
+    samplers.push_back(std::make_unique<TripleSampler>(job.worker_triples[w], so, o.seed + 7919 * step,
+                                                       job.rank() * 64 + w));
+  const KgeStep kge_step(*score, loss, {o.regularization_coef, o.regularization_norm});
+  const KnownTriples known({&job.known_train, &job.kg.valid, &job.kg.test});
+  const Array valid = eval_subset(job.kg.valid, o.eval_percent, o.seed);
+  const Array test = eval_subset(job.kg.test, o.eval_percent, o.seed + 1);
+
+  std::vector<StepTimes> since_log(samplers.size()), total(samplers.size());
+  Timer train_timer, log_timer;
+  double eval_s = 0;
+  nlohmann::json last_valid;
+  auto run_worker = [&](size_t w, int64_t steps) {
+    set_num_threads(threads);
+    TripleBatch batch;
+    for (int64_t s = 0; s < steps; ++s) {
+      Timer t;
+      samplers[w]->next(&batch);
+      since_log[w].sample += t.seconds();
+      kge_step.run(batch, *job.entities, *job.relations, &since_log[w]);
+    }
+  };
+  while (step < o.max_step) {
+    const int64_t stop = next_stop(step, o, job.distributed());
+    if (samplers.size() == 1) {
+      run_worker(0, stop - step);
+    } else {
+      std::vector<std::thread> workers;
+      for (size_t w = 0; w < samplers.size(); ++w) workers.emplace_back(run_worker, w, stop - step);
+      for (auto& t : workers) t.join();
+    }
+    step = stop;
+    if (job.distributed() && (step % o.force_sync_interval == 0 || step == o.max_step)) {
+      job.entities->flush();
+      job.sync_relations();
+    }
+    if (step % o.log_interval == 0 || step == o.max_step) {
+      StepTimes sum;
+      for (auto& s : since_log) sum.add(s);
+      const double n = std::max<int64_t>(1, sum.steps);
+      const double seconds = log_timer.lap();
+      log.line(fmt::format("[proc {}][Train]({}/{}) loss {:.4f}  pos {:.4f}  neg {:.4f}  reg {:.6f}  | {:.0f} triples/s "
+                           "{:.1f} steps/s  sample {:.1f}s pull {:.1f}s compute {:.1f}s push {:.1f}s",
+                           job.rank(), step, o.max_step, sum.loss / n, sum.positive / n, sum.negative / n,
+                           sum.regularization / n, sum.triples / seconds, sum.steps / seconds, sum.sample, sum.pull,
+                           sum.compute, sum.push));
+      log.metrics({{"step", step}, {"loss", sum.loss / n}, {"pos_loss", sum.positive / n},
+                   {"neg_loss", sum.negative / n}, {"regularization", sum.regularization / n},
+                   {"triples_per_s", sum.triples / seconds}, {"steps_per_s", sum.steps / seconds},
+                   {"sample_s", sum.sample}, {"pull_s", sum.pull}, {"compute_s", sum.compute}, {"push_s", sum.push}});
+      for (size_t w = 0; w < since_log.size(); ++w) {
+        total[w].add(since_log[w]);
+        since_log[w] = StepTimes{};
+      }
+    }
+    if (o.valid && (step % o.eval_interval == 0 || step == o.max_step) && valid.rows() > 0) {
+      Timer t;
+      last_valid = metrics_json(evaluate(job, valid, *score, known, o), "valid");
+      eval_s += t.seconds();
+      log.line(metrics_line(last_valid, "valid") + fmt::format(" at step {} in {:.1f}s", step, t.seconds()));
+      last_valid["step"] = step;
+      log.metrics(last_valid);
+      log_timer.reset();
+    }
+    if (o.checkpoint_interval > 0 && step % o.checkpoint_interval == 0 && step < o.max_step) {
+      job.entities->flush();
+      job.barrier();
+      if (job.logs())
+        write_checkpoint(o.save_path, {step, job.entities->read_all(), job.entities->read_state(),
+                                       job.relations->read_all(), job.relations->read_state()},
+                         config);
+      job.barrier();
+      log_timer.reset();
+    }
+  }
+  job.entities->flush();
+  job.barrier();
+  const double train_s = train_timer.seconds() - eval_s;
+  StepTimes all;
+  for (auto& t : total) all.add(t);
+
+  nlohmann::json final = {{"model", o.model_name}, {"dataset", job.kg.name}, {"steps", o.max_step},
+                          {"trainers", job.world_size()}, {"workers", job.worker_triples.size()},
+                          {"train_s", train_s},
+                          {"triples_per_s", static_cast<double>(all.triples) * job.world_size() / std::max(1e-9, train_s)},
+                          {"steps_per_s", static_cast<double>(all.steps) / std::max(1e-9, train_s)},
+                          {"sample_s", all.sample}, {"pull_s", all.pull}, {"compute_s", all.compute},
+                          {"push_s", all.push}, {"loss", all.steps ? all.loss / all.steps : 0.0}};
+  if (!last_valid.is_null())
+    for (auto& [k, v] : last_valid.items())
+      if (k != "step") final[k] = v;
+  if (o.test && test.rows() > 0) {
+    Timer t;
+    const nlohmann::json m = metrics_json(evaluate(job, test, *score, known, o), "test");
+    log.line(metrics_line(m, "test") + fmt::format(" in {:.1f}s", t.seconds()));
+    for (auto& [k, v] : m.items()) final[k] = v;
+    final["test_s"] = t.seconds();
+  }
+  if (!o.no_save_emb) {
+    const torch::Tensor entities = job.entities->read_all();
+    if (job.logs()) {
+      save_embeddings(o, job.kg, entities, job.relations->view());
+      log.line(fmt::format("saved {} and {} in {}", fs::path(embedding_path(o.save_path, job.kg.name, o.model_name, "entity")).filename().string(),
+                           fs::path(embedding_path(o.save_path, job.kg.name, o.model_name, "relation")).filename().string(), o.save_path));
+    }
+  }
+  final["peak_rss_mb"] = peak_rss_bytes() / 1e6;
+  log.final_metrics(final);
+  job.barrier();
+  return 0;
+}
+
+int run_kge_evaluation(const KgeOptions& options) {
+  KgeOptions o = options_from_config(options.save_path, options);
+  validate(o);
+  o.model_name = model_name(parse_model(o.model_name));
+  set_num_threads(threads_per_worker(o));
+  keep_freed_memory();
+  const auto score = make_score_function(score_options(o));
+  const KnowledgeGraph kg = read_knowledge_graph({o.data_path, o.dataset, o.format});
+  const SavedTables tables = load_embeddings(o, score->entity_dim(), score->relation_dim());
+  if (tables.entities.size(0) != kg.num_entities || tables.relations.size(0) != kg.num_relations)
+    fail("{}: {} entity and {} relation rows, but {} has {} entities and {} relations", o.save_path,
+         tables.entities.size(0), tables.relations.size(0), kg.name, kg.num_entities, kg.num_relations);
+  const KnownTriples known({&kg.train, &kg.valid, &kg.test});
+  train::RunLog log("", true);
+  Timer t;
+  const Array test = eval_subset(kg.test, o.eval_percent, o.seed + 1);
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed};
+  nlohmann::json m = metrics_json(rank_triples(test, 0, test.rows(), tables.entities, tables.relations, *score, &known, ro), "test");
+  log.line(metrics_line(m, "test") + fmt::format(" in {:.1f}s", t.seconds()));
+  m["model"] = o.model_name;
+  m["dataset"] = kg.name;
+  m["test_s"] = t.seconds();
+  log.final_metrics(m);
+  return 0;
+}
+
+}  // namespace tessera::kge

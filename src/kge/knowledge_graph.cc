@@ -1,0 +1,77 @@
+#include "tessera/kge/knowledge_graph.h"
+
+#include <filesystem>
+
+#include "tessera/io/dataset_io.h"
+#include "tessera/util/error.h"
+
+namespace tessera::kge {
+namespace fs = std::filesystem;
+
+std::string kg_directory(const KgSource& source) {
+  if (source.data_path.empty()) fail("--data_path is required (the folder holding the dataset)");
+  if (!source.dataset.empty()) {
+    const fs::path nested = fs::path(source.data_path) / source.dataset;
+    std::error_code ec;
+    if (fs::is_directory(nested, ec)) return nested.string();
+  }
+  return source.data_path;
+}
+
+namespace {
+
+// DGL-KE's --format names onto the dataset readers' formats.
+std::string reader_format(const std::string& format) {
+  if (format == "auto" || format.empty()) return "auto";
+  if (format == "built_in" || format == "raw_udd_hrt" || format == "raw_udd") return "kg";
+  if (format == "udd_hrt" || format == "udd") return "udd";
+  if (format == "openke") return "openke";
+  fail("unknown --format '{}' (expected built_in, raw_udd_hrt, udd_hrt, openke or auto)", format);
+}
+
+}  // namespace
+
+Dataset read_kg_dataset(const KgSource& source) {
+  ReadOptions options;
+  options.format = reader_format(source.format);
+  options.name = source.dataset;
+  return read_dataset(kg_directory(source), options);
+}
+
+KnowledgeGraph read_knowledge_graph(const KgSource& source) { return knowledge_graph_of(read_kg_dataset(source)); }
+
+KnowledgeGraph knowledge_graph_of(const Dataset& d) {
+  if (d.node_types.size() != 1 || d.node_types[0].name != kEntityType || d.edge_types.size() != 1 ||
+      d.edge_types[0].data.count(kRelationField) == 0)
+    fail("dataset '{}' is not a knowledge graph (expected one node type '{}' and one edge type with a '{}' array)",
+         d.name, kEntityType, kRelationField);
+  KnowledgeGraph kg;
+  kg.name = d.name;
+  kg.num_entities = d.node_types[0].count;
+  kg.num_relations = static_cast<int64_t>(d.relation_names.size());
+  kg.entity_names = d.node_types[0].names;
+  kg.relation_names = d.relation_names;
+  const EdgeType& e = d.edge_types[0];
+  const int64_t n = e.count();
+  kg.train = Array::zeros(DType::kInt64, {n, 3});
+  int64_t* out = kg.train.data<int64_t>();
+  const int64_t* h = e.src.data<int64_t>();
+  const int64_t* t = e.dst.data<int64_t>();
+  const int64_t* r = e.data.at(kRelationField).data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    out[3 * i] = h[i];
+    out[3 * i + 1] = r[i];
+    out[3 * i + 2] = t[i];
+    kg.num_relations = std::max(kg.num_relations, r[i] + 1);  // names may be absent
+  }
+  for (auto [key, dst] : {std::pair{"valid_triples", &kg.valid}, {"test_triples", &kg.test}}) {
+    auto it = d.extra.find(key);
+    *dst = it != d.extra.end() ? it->second : Array::zeros(DType::kInt64, {0, 3});
+    if (dst->ndim() != 2 || dst->dim(1) != 3 || dst->dtype() != DType::kInt64)
+      fail("dataset '{}': {} must be int64 [n, 3], found {}", d.name, key, dst->shape_string());
+    for (int64_t i = 0; i < dst->rows(); ++i) kg.num_relations = std::max(kg.num_relations, triple(*dst, i)[1] + 1);
+  }
+  return kg;
+}
+
+}  // namespace tessera::kge
