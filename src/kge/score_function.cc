@@ -1,5 +1,7 @@
 #include "score_function.h"
 
+#include "distance_kernels.h"
+
 #include <cmath>
 
 #include "tessera/util/error.h"
@@ -33,7 +35,7 @@ Tensor pairwise_distance(const Tensor& a, const Tensor& b, int p) {
     const Tensor ab = torch::bmm(a, b.transpose(1, 2));       // [C, K, N]
     return (a2 + b2 - 2 * ab).clamp_min(1e-30).sqrt();
   }
-  return (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
+  return pairwise_l1(a, b);
 }
 
 // Scores linear in the corrupted entity: score = q . e for a query q built
@@ -52,7 +54,6 @@ class TransE : public ScoreFunction {
     // Tail corrupted: ||(h + r) - t'||; head corrupted: ||h' - (t - r)||.
     return gamma_ - pairwise_distance(corrupt_head ? anchor - r : anchor + r, negatives, p_);
   }
-  int64_t negative_pair_elements() const override { return p_ == 2 ? 1 : entity_dim(); }
 
  private:
   double gamma_;
@@ -109,10 +110,8 @@ class RotatE : public ScoreFunction {
     const Tensor qr = corrupt_head ? ar * cr + ai * ci : ar * cr - ai * ci;
     const Tensor qi = corrupt_head ? ai * cr - ar * ci : ar * ci + ai * cr;
     const auto [nr, ni] = halves(negatives);
-    const Tensor dr = qr.unsqueeze(2) - nr.unsqueeze(1), di = qi.unsqueeze(2) - ni.unsqueeze(1);
-    return gamma_ - (dr * dr + di * di).sqrt().sum(-1);
+    return gamma_ - pairwise_complex_l1(qr, qi, nr, ni);
   }
-  int64_t negative_pair_elements() const override { return entity_dim(); }
 
  private:
   double gamma_, phase_scale_;
