@@ -102,7 +102,7 @@ TEST(KgeTrain, TwoMachinesMatchOneMachineAtEqualSteps) {
   const std::string flags = fmt::format("{} --max_step 2000 --force_sync_interval 50", kKinshipFlags);
   const CommandResult r = run_command(fmt::format(
       "{} launch --ip-config {} --part-config {}/p2/kinship.json --num-servers 1 --num-trainers 1 "
-      "\"{} kge train {} --save_path {}/dist\"",
+      "\"{} kge train {} --num_thread 1 --save_path {}/dist\"",
       TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, flags, d));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json dist = final_metrics(r.out);

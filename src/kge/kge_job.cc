@@ -121,6 +121,15 @@ void KgeJob::sync_relations() {
   relations->write_all(weights.clone(), state.div_(world_size()));
 }
 
+void KgeJob::broadcast_relations() {
+  if (!ctx || world_size() == 1) return;
+  torch::Tensor weights = relations->view();
+  torch::Tensor state = relations->read_state();
+  ctx->collectives().broadcast(weights.data_ptr<float>(), weights.numel(), 0);
+  ctx->collectives().broadcast(state.data_ptr<float>(), state.numel(), 0);
+  relations->write_all(weights.clone(), state);
+}
+
 void KgeJob::barrier() {
   if (ctx) ctx->barrier();
 }

@@ -35,6 +35,8 @@ struct KgeJob {
   bool logs() const { return rank() == 0; }
   // Averages the relation replicas (weights and Adagrad sums) over trainers.
   void sync_relations();
+  // Trainer 0's relation replica (weights and Adagrad sums) everywhere.
+  void broadcast_relations();
   void barrier();
 };
 

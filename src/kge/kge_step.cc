@@ -1,7 +1,9 @@
 #include "kge_step.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "tessera/util/error.h"
 #include "tessera/util/timer.h"
 
 namespace tessera::kge {
@@ -73,13 +75,20 @@ void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable
     penalty = reg.item<double>();
     total = total + reg;
   }
+  const double loss_value = total.item<double>();
+  if (!std::isfinite(loss_value)) {
+    auto bad = [](const torch::Tensor& x) { return (~torch::isfinite(x.detach())).sum().item<int64_t>(); };
+    fail("the loss became {} (non-finite values: {} in the entity rows, {} in the relation rows, {} positive and "
+         "{} negative scores); try a smaller --lr or --gamma",
+         loss_value, bad(entity_rows), bad(relation_rows), bad(positive), bad(negative));
+  }
   total.backward();
   times->compute += timer.lap();
 
   entities.push(ents.unique, entity_rows.grad());
   relations.push(rels.unique, relation_rows.grad());
   times->push += timer.lap();
-  times->loss += total.item<double>();
+  times->loss += loss_value;
   times->positive += loss.positive;
   times->negative += loss.negative;
   times->regularization += penalty;

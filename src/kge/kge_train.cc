@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <thread>
 
@@ -154,7 +156,7 @@ int run_kge_training(const KgeOptions& options) {
     if (job.distributed()) at = job.ctx->collectives().all_gather(at)[0];
     step = at[0];
     job.barrier();
-    job.sync_relations();  // trainer 0's relations everywhere (the others hold zeros' average otherwise)
+    job.broadcast_relations();  // only trainer 0 read the checkpoint
     log.line(fmt::format("resumed from {}/checkpoint at step {}", o.save_path, step));
   }
 
@@ -172,10 +174,11 @@ int run_kge_training(const KgeOptions& options) {
   Timer train_timer, log_timer;
   double eval_s = 0;
   nlohmann::json last_valid;
+  std::atomic<bool> failed{false};
   auto run_worker = [&](size_t w, int64_t steps) {
     set_num_threads(threads);
     TripleBatch batch;
-    for (int64_t s = 0; s < steps; ++s) {
+    for (int64_t s = 0; s < steps && !failed; ++s) {
       Timer t;
       samplers[w]->next(&batch);
       since_log[w].sample += t.seconds();
@@ -187,9 +190,22 @@ int run_kge_training(const KgeOptions& options) {
     if (samplers.size() == 1) {
       run_worker(0, stop - step);
     } else {
+      // A worker's error ends the run from this thread (an exception may not
+      // leave a std::thread); the others stop at their next step.
+      std::vector<std::exception_ptr> errors(samplers.size());
       std::vector<std::thread> workers;
-      for (size_t w = 0; w < samplers.size(); ++w) workers.emplace_back(run_worker, w, stop - step);
+      for (size_t w = 0; w < samplers.size(); ++w)
+        workers.emplace_back([&, w] {
+          try {
+            run_worker(w, stop - step);
+          } catch (...) {
+            errors[w] = std::current_exception();
+            failed = true;
+          }
+        });
       for (auto& t : workers) t.join();
+      for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
     }
     step = stop;
     if (job.distributed() && (step % o.force_sync_interval == 0 || step == o.max_step)) {
@@ -258,13 +274,9 @@ int run_kge_training(const KgeOptions& options) {
     for (auto& [k, v] : m.items()) final[k] = v;
     final["test_s"] = t.seconds();
   }
-  if (!o.no_save_emb) {
-    const torch::Tensor entities = job.entities->read_all();
-    if (job.logs()) {
-      save_embeddings(o, job.kg, entities, job.relations->view());
-      log.line(fmt::format("saved {} and {} in {}", fs::path(embedding_path(o.save_path, job.kg.name, o.model_name, "entity")).filename().string(),
-                           fs::path(embedding_path(o.save_path, job.kg.name, o.model_name, "relation")).filename().string(), o.save_path));
-    }
+  if (!o.no_save_emb && job.logs()) {
+    save_embeddings(o, job.kg, job.entities->read_all(), job.relations->view());
+    log.line(fmt::format("saved {}_{}_entity.npy and _relation.npy in {}", job.kg.name, o.model_name, o.save_path));
   }
   final["peak_rss_mb"] = peak_rss_bytes() / 1e6;
   log.final_metrics(final);

@@ -99,7 +99,9 @@ class RotatE : public ScoreFunction {
     const Tensor phase = r * phase_scale_;
     const Tensor cr = phase.cos(), ci = phase.sin();
     const Tensor re = hr * cr - hi * ci - tr, im = hr * ci + hi * cr - ti;
-    return gamma_ - (re * re + im * im).sqrt().sum(-1);
+    // clamp: sqrt has an infinite slope at 0, and one such element would
+    // turn the whole row NaN through row-wise Adagrad.
+    return gamma_ - (re * re + im * im).clamp_min(1e-30).sqrt().sum(-1);
   }
   Tensor negative(const Tensor& anchor, const Tensor& r, const Tensor& negatives, bool corrupt_head) const override {
     const auto [ar, ai] = halves(anchor);

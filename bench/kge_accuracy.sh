@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# KGE accuracy on this machine, issue 6's targets: filtered test MRR on
+# FB15k-237 (TransE_l2, DistMult, ComplEx, RotatE) and WN18RR (RotatE),
+# standalone with 2 worker threads, each run's wall time included. The
+# hyperparameters are the README's table. Prints a table.
+# Usage: bench/kge_accuracy.sh [NAME...] (default: all five runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build >/dev/null
+data=$(realpath "${KGE_DATA:-../shared/data/kg}")
+dir=${BENCH_DIR:-/tmp/tessera-bench-kge-acc}
+bin=$PWD/build/tessera
+mkdir -p "$dir"
+common="-adv --num_proc 2 --log_interval 1000 --test --checkpoint_interval 0"
+declare -A flags=(
+  [FB15k-237/TransE_l2]="--model_name TransE_l2 --hidden_dim 400 --gamma 9 --lr 0.25 --batch_size 1000 --neg_sample_size 200 -rc 1e-9 --max_step 10000"
+  [FB15k-237/DistMult]="--model_name DistMult --hidden_dim 400 --gamma 143 --lr 0.08 --batch_size 1000 --neg_sample_size 200 --max_step 10000"
+  [FB15k-237/ComplEx]="--model_name ComplEx --hidden_dim 400 --gamma 143 --lr 0.1 --batch_size 1000 --neg_sample_size 200 --max_step 10000"
+  [FB15k-237/RotatE]="--model_name RotatE -de --hidden_dim 200 --gamma 9 --lr 0.05 --batch_size 1024 --neg_sample_size 256 --max_step 20000"
+  [WN18RR/RotatE]="--model_name RotatE -de --hidden_dim 200 --gamma 6 --lr 0.05 --batch_size 512 --neg_sample_size 256 -a 0.5 --max_step 10000"
+)
+runs=("$@")
+[ ${#runs[@]} -eq 0 ] && runs=(FB15k-237/TransE_l2 FB15k-237/DistMult FB15k-237/ComplEx FB15k-237/RotatE WN18RR/RotatE)
+echo "| dataset | model | test MRR | MR | Hits@1 | Hits@3 | Hits@10 | train s | test s | wall s |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for run in "${runs[@]}"; do
+  dataset=${run%%/*} model=${run##*/}
+  start=$(date +%s)
+  $bin kge train --data_path "$data" --dataset "$dataset" ${flags[$run]} $common --save_path "$dir/${run/\//-}" \
+    > "$dir/${run/\//-}.log" 2>&1
+  wall=$(( $(date +%s) - start ))
+  tail -n 1 "$dir/${run/\//-}.log" | python3 -c '
+import json, sys
+m = json.loads(sys.stdin.read())
+cells = [sys.argv[1], sys.argv[2], "%.4f" % m["test_mrr"], "%.1f" % m["test_mr"]]
+cells += ["%.4f" % m[k] for k in ("test_hits@1", "test_hits@3", "test_hits@10")]
+cells += ["%.0f" % m["train_s"], "%.0f" % m["test_s"], sys.argv[3]]
+print("| " + " | ".join(cells) + " |")
+' "$dataset" "$model" "$wall"
+done
