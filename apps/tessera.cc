@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   tessera::add_partition_command(app);
   tessera::add_inspect_command(app);
   tessera::add_launch_command(app);
+  tessera::add_copy_command(app);
   tessera::add_train_command(app);
   tessera::add_kge_command(app);
   std::vector<std::string> args = tessera::dglke_spellings(argc, argv);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -192,6 +193,69 @@ TEST_F(DistTest, ServerPortInUseIsReportedBeforeServing) {
   EXPECT_EQ(l.exit_code, 1);
   EXPECT_NE(l.err.find("already in use"), std::string::npos) << l.err;
   EXPECT_EQ(l.out.find("[m0/"), std::string::npos) << "a process started: " << l.out;
+}
+
+// srun or mpirun start every process themselves; each finds its machine
+// and role in the manager's variables and the job runs as under the launcher.
+TEST_F(DistTest, StartedBySlurmOrMpirunWithoutTheLauncher) {
+  const std::string ip = ip_config(2, 2);
+  const std::string job = fmt::format("cm{}", ::getpid());
+  for (const std::string manager : {"slurm", "ompi"}) {
+    const std::string out = scratch_ / manager;
+    fs::create_directories(out);
+    std::vector<std::unique_ptr<BackgroundCommand>> processes;
+    for (int rank = 0; rank < 8; ++rank) {
+      const int node = rank / 4, local = rank % 4;
+      const std::string placement =
+          manager == "slurm"
+              ? fmt::format("SLURM_JOB_ID={}{} SLURM_STEP_ID=0 SLURM_PROCID={} SLURM_NTASKS=8 SLURM_LOCALID={} "
+                            "SLURM_NODEID={} SLURM_NNODES=2", job, manager, rank, local, node)
+              : fmt::format("TESSERA_JOB_ID={}{} OMPI_COMM_WORLD_RANK={} OMPI_COMM_WORLD_SIZE=8 "
+                            "OMPI_COMM_WORLD_LOCAL_RANK={} OMPI_COMM_WORLD_LOCAL_SIZE=4", job, manager, rank, local);
+      processes.push_back(std::make_unique<BackgroundCommand>(
+          fmt::format("env {} TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={} TESSERA_NUM_SERVERS=2 TESSERA_TIMEOUT_S=30 "
+                      "{} check --data {} --out {}",
+                      placement, ip, part_config(2), TESSERA_DIST_WORKER, data(), out),
+          fmt::format("{}/rank{}.log", out, rank)));
+    }
+    std::string logs;
+    for (int rank = 0; rank < 8; ++rank) {
+      EXPECT_EQ(processes[rank]->wait(120), 0) << manager << " rank " << rank;
+      logs += read_file(fmt::format("{}/rank{}.log", out, rank));
+    }
+    // Ranks 0, 1 of each node are its servers, 2 and 3 its trainers.
+    EXPECT_EQ(count(logs, "all checks passed"), 4) << manager << "\n" << logs;
+    EXPECT_EQ(count(logs, "all-reduce and all-gather over 4 trainers are correct"), 4) << logs;
+    EXPECT_EQ(count(logs, "shut down"), 4) << logs;
+    EXPECT_EQ(store::count_job_segments(manager == "slurm" ? job + manager + "-0" : job + manager), 0);
+  }
+}
+
+// The manager's placement must leave trainers on every node.
+TEST_F(DistTest, ClusterManagerPlacementErrorsAreClear) {
+  const std::string ip = ip_config(2, 1);
+  const std::string base = fmt::format("TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={}", ip, part_config(2));
+  struct Case {
+    std::string env, expected;
+  } cases[] = {
+      {"SLURM_JOB_ID=1 SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NODEID=0 SLURM_NNODES=2",
+       "Slurm runs 1 process(es) per node, but 1 of them are servers"},
+      {"SLURM_JOB_ID=1 SLURM_PROCID=0 SLURM_NTASKS=5 SLURM_LOCALID=0 SLURM_NODEID=0 SLURM_NNODES=2",
+       "Slurm: 5 tasks on 2 nodes"},
+      {"OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=6 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2",
+       "Open MPI gives this job no id; export TESSERA_JOB_ID"},
+      {"TESSERA_JOB_ID=x OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=6 OMPI_COMM_WORLD_LOCAL_RANK=0 "
+       "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+       "Open MPI runs the job on 3 node(s), but " + ip + " lists 2 machine(s)"},
+      {"TESSERA_JOB_ID=x OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=0 "
+       "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+       "ranks must fill the nodes in blocks"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = run_command(fmt::format("env {} {} {} check", base, c.env, TESSERA_DIST_WORKER));
+    EXPECT_EQ(r.exit_code, 1) << c.env;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in: " << r.err;
+  }
 }
 
 TEST_F(DistTest, PartConfigNotMatchingIpConfigIsRefused) {

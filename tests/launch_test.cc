@@ -77,11 +77,12 @@ class Launch : public ::testing::Test {
     std::ofstream(path) << text;
     return path;
   }
-  // Two machines on 127.0.0.1 with `servers` servers each; returns the path.
+  // Two machines on this host with `servers` servers each, the second named
+  // by host name; returns the path.
   std::string two_machines(int servers) {
     const int span = servers + 1;
     base_ = testing::free_port_block(2 * span);
-    return write_ip_config(fmt::format("127.0.0.1 {}\n127.0.0.1 {}\n", base_, base_ + span));
+    return write_ip_config(fmt::format("127.0.0.1 {}\nlocalhost {}\n", base_, base_ + span));
   }
   CommandResult launch(const std::string& flags, const std::string& command) {
     return run_tessera("launch " + flags + " " + quote(command));
@@ -247,8 +248,9 @@ TEST_F(Launch, IpConfigErrorsNameFileAndLine) {
       {fmt::format("127.0.0.1 {}\n127.0.0.300 {}\n", base, base + 2), ":2: '127.0.0.300' is not an IPv4 address"},
       {fmt::format("# comment\n127.0.0.1 {}\n127.0.0.1 70000\n", base), ":3: base port 70000 is outside"},
       {fmt::format("127.0.0.1 {}\n127.0.0.1 {}\n", base, base + 1), ":2: ports"},
-      {fmt::format("127.0.0.1 {}\n192.0.2.1 {}\n", base, base + 2), ":2: 192.0.2.1 is not an address of this host; "
-                                                                     "remote hosts over ssh are not supported yet"},
+      {fmt::format("127.0.0.1 {}  # trailing comment\nbad_host! {}\n", base, base + 2),
+       ":2: 'bad_host!' is neither an IPv4 address nor a host name"},
+      {fmt::format("127.0.0.1 {} 1 extra\n", base), ":1: expected 'HOST [base_port [num_servers]]', found 4 fields"},
   };
   for (const Case& c : cases) {
     const std::string ip = write_ip_config(c.text);

@@ -2,14 +2,47 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "tessera/io/text.h"
 #include "tessera/util/error.h"
 
 namespace tessera::dist {
+namespace {
+
+// RFC 1123 host names: letters, digits, '-' and '.', not starting with '-'
+// (which ssh would take for an option).
+bool valid_host_name(const std::string& name) {
+  return !name.empty() && name.size() <= 253 && name[0] != '-' &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.'; });
+}
+
+std::string resolve_ipv4(const std::string& host, const std::string& where) {
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, host.c_str(), &parsed) == 1) return host;
+  if (std::all_of(host.begin(), host.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }))
+    fail("{}: '{}' is not an IPv4 address", where, host);
+  if (!valid_host_name(host)) fail("{}: '{}' is neither an IPv4 address nor a host name", where, host);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || found == nullptr)
+    fail("{}: cannot resolve host name '{}' to an IPv4 address: {}", where, host, ::gai_strerror(rc));
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof(text));
+  ::freeaddrinfo(found);
+  return text;
+}
+
+}  // namespace
 
 std::vector<MachineAddress> read_ip_config(const std::string& path, int num_servers) {
   std::vector<MachineAddress> machines;
@@ -17,17 +50,15 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
   std::string_view line;
   std::vector<std::string_view> fields;
   while (reader.next(&line)) {
-    const std::string_view text = trim(line);
-    if (text.empty() || text[0] == '#') continue;
+    const std::string_view text = trim(line.substr(0, std::min(line.find('#'), line.size())));
+    if (text.empty()) continue;
     split_fields(text, " \t", true, &fields);
     if (fields.size() > 3)
-      fail("{}: expected 'IP [base_port [num_servers]]', found {} fields", reader.where(), fields.size());
+      fail("{}: expected 'HOST [base_port [num_servers]]', found {} fields", reader.where(), fields.size());
     MachineAddress m;
-    m.ip = std::string(fields[0]);
+    m.host = std::string(fields[0]);
     m.line = static_cast<int>(reader.line_number());
-    in_addr parsed{};
-    if (::inet_pton(AF_INET, m.ip.c_str(), &parsed) != 1)
-      fail("{}: '{}' is not an IPv4 address", reader.where(), m.ip);
+    m.ip = resolve_ipv4(m.host, reader.where());
     if (fields.size() >= 2) {
       const int64_t port = parse_int(fields[1], reader.where(), "base_port");
       if (port < 1024 || port > 65000) fail("{}: base port {} is outside 1024..65000", reader.where(), port);
@@ -40,7 +71,7 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
     }
     machines.push_back(m);
   }
-  if (machines.empty()) fail("{}: no machines listed (expected lines 'IP [base_port]')", path);
+  if (machines.empty()) fail("{}: no machines listed (expected lines 'HOST [base_port]')", path);
 
   // Machines on one IP need disjoint port ranges [B, B + 1 + num_servers).
   std::map<std::string, std::vector<const MachineAddress*>> by_ip;

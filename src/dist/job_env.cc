@@ -46,7 +46,7 @@ std::string JobEnv::label() const {
 JobEnv JobEnv::from_environment() {
   JobEnv env;
   const char* role = get("TESSERA_ROLE");
-  if (role == nullptr) return env;  // standalone
+  if (role == nullptr) return job_env_from_cluster_manager();  // or standalone
   const std::string r = role;
   if (r == "server") env.role = Role::kServer;
   else if (r == "trainer") env.role = Role::kTrainer;

@@ -52,11 +52,6 @@ std::vector<MachineAddress> read_machines(const std::string& path, int flag, int
     if (m.num_servers > 0 && m.num_servers != *num_servers)
       fail("{}:{}: {} servers, but the job runs {} per machine ({}); every machine runs the same number", path,
            m.line, m.num_servers, *num_servers, flag > 0 ? "--num-servers" : "line " + std::to_string(machines[0].line));
-  // Local processes only, so far; an ssh spawner would lift this (and check
-  // the remote ports over ssh too).
-  for (const auto& m : machines)
-    if (!dist::is_local_address(m.ip))
-      fail("{}:{}: {} is not an address of this host; remote hosts over ssh are not supported yet", path, m.line, m.ip);
   return machines;
 }
 
@@ -95,8 +90,9 @@ EnvVars parse_extra_envs(const std::vector<std::string>& groups, const std::vect
   return vars;
 }
 
-// Every port the job will listen on must be free now; a clash found later
-// costs a timeout on every other process.
+// Every port the job will listen on here must be free now; a clash found
+// later costs a timeout on every other process. (A remote host's ports are
+// its servers' to check: a server that cannot bind fails the job at once.)
 void check_ports(const std::vector<MachineAddress>& machines, int num_servers, int master_port,
                  const std::string& ip_config) {
   struct Use {
@@ -106,15 +102,17 @@ void check_ports(const std::vector<MachineAddress>& machines, int num_servers, i
   };
   std::vector<Use> uses;
   const auto where = [&](size_t m) { return fmt::format("{}:{}", ip_config, machines[m].line); };
-  uses.push_back({machines[0].ip, master_port, fmt::format("the rendezvous store of machine 0, {}", where(0))});
+  if (dist::is_local_address(machines[0].ip))
+    uses.push_back({machines[0].ip, master_port, fmt::format("the rendezvous store of machine 0, {}", where(0))});
   for (size_t m = 0; m < machines.size(); ++m)
-    for (int s = 0; s < num_servers; ++s)
+    for (int s = 0; s < num_servers && dist::is_local_address(machines[m].ip); ++s)
       uses.push_back({machines[m].ip, machines[m].server_port(s),
                       fmt::format("server {} of machine {}, {}", s, m, where(m))});
   // read_ip_config keeps machines apart; only --master-port can collide.
-  for (size_t i = 1; i < uses.size(); ++i)
-    if (uses[i].ip == uses[0].ip && uses[i].port == uses[0].port)
-      fail("--master-port {} is the port of {}", master_port, uses[i].what);
+  for (size_t m = 0; m < machines.size(); ++m)
+    for (int s = 0; s < num_servers; ++s)
+      if (machines[m].ip == machines[0].ip && machines[m].server_port(s) == master_port)
+        fail("--master-port {} is the port of server {} of machine {}, {}", master_port, s, m, where(m));
   for (const Use& u : uses)
     if (!port_free(u.ip, u.port)) fail("port {} on {} ({}) is already in use", u.port, u.ip, u.what);
 }
@@ -139,6 +137,11 @@ JobPlan plan_job(const LaunchOptions& o) {
   plan.ip_config = fs::absolute(o.ip_config).lexically_normal().string();
   plan.part_config = (fs::path(plan.workspace) / o.part_config).lexically_normal().string();
   plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
+  plan.remote_ip_config = (fs::path(plan.workspace) / fs::path(plan.ip_config).filename()).string();
+  std::set<std::string> remote_seen;
+  for (const auto& m : plan.machines)
+    if (!dist::is_local_address(m.ip) && remote_seen.insert(m.host).second)
+      plan.remote_hosts.push_back({m.host, fmt::format("{}:{}", plan.ip_config, m.line)});
 
   const PartitionConfig parts = PartitionConfig::load(plan.part_config);
   if (parts.num_parts != static_cast<int>(plan.machines.size()))
@@ -177,7 +180,15 @@ JobPlan plan_job(const LaunchOptions& o) {
         // loopback pulls at a third of their speed with OMP_WAIT_POLICY=active).
         if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
         vars.insert(vars.end(), extra.begin(), extra.end());
-        plan.processes.push_back({env.label(), role, ProcessSpec{plan.machines[m].ip, plan.workspace, o.command, vars, reserved}});
+        const MachineAddress& machine = plan.machines[m];
+        ProcessSpec spec{machine.host, !dist::is_local_address(machine.ip), plan.workspace, o.command, vars, reserved};
+        std::string label = env.label();
+        if (spec.remote) {
+          label += "@" + machine.host;
+          for (auto& [name, value] : spec.env)
+            if (name == "TESSERA_IP_CONFIG") value = plan.remote_ip_config;
+        }
+        plan.processes.push_back({label, role, spec});
       }
   return plan;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "remote_hosts.h"
 #include "supervisor.h"
 #include "tessera/dist/ip_config.h"
 #include "tessera/launch/launch.h"
@@ -16,7 +17,11 @@ struct JobPlan {
   std::string workspace;    // absolute
   std::string ip_config;    // absolute
   std::string part_config;  // absolute
+  // Where processes on remote hosts read the ip_config: the workspace, where
+  // `tessera copy` puts it.
+  std::string remote_ip_config;
   std::vector<dist::MachineAddress> machines;
+  std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
   int num_servers = 1;  // per machine
   std::vector<SupervisedProcess> processes;  // every machine's servers, then every machine's trainers
 };

@@ -7,6 +7,7 @@
 #include "guardian.h"
 #include "job_plan.h"
 #include "line_relay.h"
+#include "remote_hosts.h"
 #include "supervisor.h"
 #include "tessera/store/shared_memory.h"
 
@@ -21,19 +22,31 @@ void remove_segments(const std::string& job_id) {
     write_all(STDERR_FILENO, fmt::format("launch: removed {} shared-memory segment(s) of job {}\n", removed, job_id));
 }
 
+// This host's leftovers, then the remote hosts'.
+void clean_up(const JobPlan& plan, const SshOptions& ssh) {
+  remove_segments(plan.job_id);
+  for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id, ssh))
+    write_all(STDERR_FILENO, fmt::format("launch: could not reach {} to check it for leftovers of job {}\n", host,
+                                         plan.job_id));
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& options) {
   const JobPlan plan = plan_job(options);
+  check_remote_hosts(plan.remote_hosts, plan.workspace, {plan.remote_ip_config, plan.part_config}, options.command,
+                     options.ssh);
   store::remove_stale_segments();  // crashed jobs' leftovers
   write_all(STDERR_FILENO,
             fmt::format("launch: job {}: {} machines, {} servers and {} trainers each, {} samplers per trainer, "
-                        "in {}\n",
+                        "in {}{}\n",
                         plan.job_id, plan.machines.size(), plan.num_servers, options.num_trainers,
-                        options.num_samplers, plan.workspace));
+                        options.num_samplers, plan.workspace,
+                        plan.remote_hosts.empty() ? "" : fmt::format(" ({} remote host(s) over ssh)", plan.remote_hosts.size())));
   auto local = make_local_spawner();
+  auto hosts = make_host_spawner(*local, options.ssh, plan.job_id);
   Guardian guardian(plan.job_id);  // before the first process starts
-  GuardedSpawner spawner(*local, guardian);
+  GuardedSpawner spawner(*hosts, guardian);
   SupervisorOptions supervise;
   supervise.grace_s = options.grace_s;
   supervise.server_wait_s = options.server_wait_s;
@@ -41,10 +54,10 @@ int run_launch(const LaunchOptions& options) {
   try {
     code = Supervisor(spawner, supervise).run(plan.processes);
   } catch (...) {
-    remove_segments(plan.job_id);
+    clean_up(plan, options.ssh);
     throw;
   }
-  remove_segments(plan.job_id);
+  clean_up(plan, options.ssh);
   return code;
 }
 

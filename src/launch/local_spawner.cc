@@ -49,12 +49,12 @@ class LocalSpawner : public Spawner {
     envp.push_back(nullptr);
     const char* argv[] = {"/bin/sh", "-c", spec.command.c_str(), nullptr};
 
-    int out[2], err[2];
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
     if (::pipe2(out, O_CLOEXEC) != 0) fail("cannot create a pipe: {}", std::strerror(errno));
-    if (::pipe2(err, O_CLOEXEC) != 0) {
+    if (::pipe2(err, O_CLOEXEC) != 0 || (spec.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
       const int e = errno;
-      ::close(out[0]);
-      ::close(out[1]);
+      for (int fd : {out[0], out[1], err[0], err[1], in[0], in[1]})
+        if (fd >= 0) ::close(fd);
       fail("cannot create a pipe: {}", std::strerror(e));
     }
 
@@ -71,8 +71,9 @@ class LocalSpawner : public Spawner {
       if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail("prctl");
       // The launcher may have died before prctl took effect.
       if (::getppid() != parent) ::_exit(127);
-      const int null_fd = ::open("/dev/null", O_RDONLY);  // no terminal input in a background group
-      if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0) child_fail("/dev/null");
+      // No terminal input in a background group: a pipe or /dev/null.
+      const int in_fd = in[0] >= 0 ? in[0] : ::open("/dev/null", O_RDONLY);
+      if (in_fd < 0 || ::dup2(in_fd, STDIN_FILENO) < 0) child_fail("stdin");
       if (::dup2(out[1], STDOUT_FILENO) < 0 || ::dup2(err[1], STDERR_FILENO) < 0) child_fail("dup2");
       if (::chdir(spec.workdir.c_str()) != 0) child_fail("cannot enter ", spec.workdir.c_str());
       ::sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -86,14 +87,16 @@ class LocalSpawner : public Spawner {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     ::close(out[1]);
     ::close(err[1]);
+    if (in[0] >= 0) ::close(in[0]);
     if (pid < 0) {
       ::close(out[0]);
       ::close(err[0]);
+      if (in[1] >= 0) ::close(in[1]);
       fail("cannot start a process: fork: {}", std::strerror(fork_errno));
     }
     ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
     ::fcntl(err[0], F_SETFL, ::fcntl(err[0], F_GETFL) | O_NONBLOCK);
-    return SpawnedProcess{pid, out[0], err[0]};
+    return SpawnedProcess{pid, out[0], err[0], in[1]};
   }
 };
 

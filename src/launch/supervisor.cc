@@ -81,7 +81,7 @@ int Supervisor::run(const std::vector<SupervisedProcess>& processes) {
 void Supervisor::start(const SupervisedProcess& process) {
   const SpawnedProcess p = spawner_.spawn(process.spec);
   const std::string prefix = "[" + process.label + "] ";
-  children_.push_back(Child{process.label, process.role, p.pid, true, false,
+  children_.push_back(Child{process.label, process.role, p.pid, p.stdin_fd, p.stdin_fd >= 0, true, false,
                             LineRelay(p.out_fd, STDOUT_FILENO, prefix), LineRelay(p.err_fd, STDERR_FILENO, prefix)});
 }
 
@@ -133,6 +133,7 @@ void Supervisor::on_exit(Child& child, int status) {
   const int code = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   if (code == 0 || stopping_) return;
   if (signaled) say("{} was killed by signal {}", child.label, signal_name(WTERMSIG(status)));
+  else if (child.remote && code == 255) say("{} exited with code 255: its ssh connection failed or was cut", child.label);
   else say("{} exited with code {}", child.label, code);
   if (first_failure_ < 0 && interrupt_ == 0) {
     first_failure_ = code;
@@ -166,24 +167,37 @@ bool Supervisor::all_gone() {
   return gone;
 }
 
-void Supervisor::signal_groups(int sig) {
+void Supervisor::signal_groups(int sig, bool local_only) {
   for (Child& c : children_)
-    if (!c.group_gone && ::kill(-c.pid, sig) != 0 && errno == ESRCH) c.group_gone = true;
+    if (!c.group_gone && !(local_only && c.remote) && ::kill(-c.pid, sig) != 0 && errno == ESRCH)
+      c.group_gone = true;
+}
+
+void Supervisor::close_stdins() {
+  for (Child& c : children_)
+    if (c.stdin_fd >= 0) {
+      ::close(c.stdin_fd);
+      c.stdin_fd = -1;
+    }
 }
 
 void Supervisor::stop_all() {
   stopping_ = true;
   if (!all_gone()) {
     const auto left = std::count_if(children_.begin(), children_.end(), [](const Child& c) { return !c.group_gone; });
-    say("stopping {} process group(s): SIGTERM, then SIGKILL after {:g}s", left, options_.term_wait_s);
-    signal_groups(SIGTERM);
+    const bool any_remote = std::any_of(children_.begin(), children_.end(), [](const Child& c) { return c.remote; });
+    const double wait_s = options_.term_wait_s + (any_remote ? options_.remote_stop_extra_s : 0);
+    say("stopping {} process group(s): SIGTERM{}, then SIGKILL after {:g}s", left,
+        any_remote ? " (remote ones: hang up their ssh stdin)" : "", wait_s);
+    close_stdins();
+    signal_groups(SIGTERM, true);
     const int seen = signals_seen_;
     // Another Ctrl-C means "now".
-    const bool stopped = wait_until([&] { return signals_seen_ > seen || all_gone(); }, after(options_.term_wait_s));
+    const bool stopped = wait_until([&] { return signals_seen_ > seen || all_gone(); }, after(wait_s));
     if (!stopped || !all_gone()) {
       for (const Child& c : children_)
         if (!c.group_gone) say("{} did not stop after SIGTERM; sending SIGKILL", c.label);
-      signal_groups(SIGKILL);
+      signal_groups(SIGKILL, false);
       for (const Child& c : children_)
         if (c.running) ::kill(c.pid, SIGKILL);  // in case it left its group
       // SIGKILL cannot be ignored: waiting for our own children cannot hang.

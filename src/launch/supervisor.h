@@ -27,6 +27,9 @@ struct SupervisorOptions {
   double grace_s = 3;         // after a failure, before SIGTERM
   double server_wait_s = 30;  // after the trainers succeed, before stopping servers
   double term_wait_s = 3;     // after SIGTERM, before SIGKILL
+  // Remote processes stop by their stdin closing (spawner.h); their wrappers
+  // need this much longer than term_wait_s to stop and clean up on the host.
+  double remote_stop_extra_s = 3;
 };
 
 class Supervisor {
@@ -42,7 +45,8 @@ class Supervisor {
   //  - SIGINT / SIGTERM / SIGHUP to the launcher: all are stopped at once;
   //    the exit code is 128 + that signal.
   // "Stopped" is SIGTERM to each process group, then SIGKILL after
-  // term_wait_s. On return (and on an exception) every process is reaped and
+  // term_wait_s; a process with a stdin pipe (a remote one) instead has its
+  // stdin closed, and its SIGKILL waits remote_stop_extra_s longer. On return (and on an exception) every process is reaped and
   // every process group is gone.
   int run(const std::vector<SupervisedProcess>& processes);
 
@@ -52,6 +56,8 @@ class Supervisor {
     std::string label;
     dist::Role role;
     pid_t pid;
+    int stdin_fd;  // -1 unless the spawner gave one (spawner.h); -1 once closed
+    bool remote;   // it had one: it stops by hang-up, not by SIGTERM
     bool running;
     bool group_gone;  // no process of its group is left
     LineRelay out, err;
@@ -67,7 +73,9 @@ class Supervisor {
   void on_signal(int sig);
   bool any_running(bool servers, bool trainers) const;
   bool all_gone();
-  void signal_groups(int sig);
+  // Signals the process groups; with local_only, those without a stdin pipe.
+  void signal_groups(int sig, bool local_only);
+  void close_stdins();
   void stop_all();
   static Clock::time_point after(double seconds);
 

@@ -3,6 +3,14 @@
 
 namespace tessera {
 
+void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh) {
+  cmd->add_option("--ssh-port,--ssh_port", ssh.port, "ssh port of remote hosts (default: ssh's)");
+  cmd->add_option("--ssh-username,--ssh_username", ssh.username, "user name on remote hosts (default: ssh's)");
+  cmd->add_option("--ssh-key,--ssh_key", ssh.key, "identity file for ssh (default: ssh's)");
+  cmd->add_option("--ssh-option", ssh.options, "Key=Value passed to ssh as -o (repeatable)")->allow_extra_args(false);
+  cmd->add_option("--ssh-connect-timeout", ssh.connect_timeout_s, "seconds to wait for a host to answer (default 5)");
+}
+
 void add_launch_command(CLI::App& app) {
   auto o = std::make_shared<launch::LaunchOptions>();
   CLI::App* cmd = app.add_subcommand("launch", "run a job's servers and trainers on the machines of an ip_config");
@@ -23,6 +31,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--master-port,--master_port", o->master_port, "rendezvous port (default: machine 0's base port)");
   cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
+  add_ssh_flags(cmd, o->ssh);
   // Required, so that a command that happens to be a subcommand's name
   // ("inspect ...") is still taken as the command.
   cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->required();

@@ -1,6 +1,7 @@
-// The ip_config file: one line per machine, `IP [base_port [num_servers]]`
-// (DGL's `IP [port]` and DGL-KE's `IP port num_servers`). Blank lines and
-// lines starting with '#' are skipped.
+// The ip_config file: one line per machine, `HOST [base_port [num_servers]]`
+// (DGL's `IP [port]` and DGL-KE's `IP port num_servers`), HOST an IPv4
+// address or a host name (resolved once, here; ssh gets the name as written).
+// Blank lines and '#' comments, whole-line or trailing, are skipped.
 //
 // Ports of machine m, all derived from its base port B (nothing else is fixed):
 //   B          the rendezvous store (c10d TCPStore), used on machine 0 only
@@ -17,7 +18,8 @@ namespace tessera::dist {
 constexpr int kDefaultBasePort = 30050;
 
 struct MachineAddress {
-  std::string ip;
+  std::string host;  // as written: what ssh connects to
+  std::string ip;    // IPv4 address of host: what sockets bind and connect to
   int base_port = kDefaultBasePort;
   int num_servers = -1;  // from the DGL-KE form, or -1 when not given
   int line = 0;          // line in the file, for error messages

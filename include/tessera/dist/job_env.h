@@ -17,6 +17,12 @@
 //   TESSERA_MASTER_ADDR   rendezvous store address (machine 0)
 //   TESSERA_MASTER_PORT   rendezvous store port (machine 0's base port)
 //   TESSERA_TIMEOUT_S     seconds to wait for peers to appear (default 60)
+//
+// Without TESSERA_ROLE, a process started by a cluster manager (Slurm's
+// srun, Open MPI's or MPICH's mpirun) instead of `tessera launch` takes its
+// place from the manager's variables when TESSERA_IP_CONFIG is set
+// (cluster_manager_env.cc): machine = node, and on each node the first
+// TESSERA_NUM_SERVERS (default 1) local ranks are servers, the rest trainers.
 #pragma once
 
 #include <string>
@@ -49,12 +55,17 @@ struct JobEnv {
   // "m0/server/1", "m1/trainer/0": how logs and errors name a process.
   std::string label() const;
 
-  // Reads TESSERA_*; errors name the variable and the value expected.
+  // Reads TESSERA_* (or a cluster manager's variables, see above); errors
+  // name the variable and the value expected.
   static JobEnv from_environment();
   // NAME=value pairs for a child process (the launcher's side).
   std::vector<std::pair<std::string, std::string>> to_environment() const;
 };
 
 std::string role_name(Role role);
+
+// The job environment of a process started by srun / mpirun, or role
+// kStandalone when none of their variables (or no TESSERA_IP_CONFIG) is set.
+JobEnv job_env_from_cluster_manager();
 
 }  // namespace tessera::dist

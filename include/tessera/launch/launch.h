@@ -1,13 +1,23 @@
 // `tessera launch`: starts a job's servers and trainers on the machines of an
 // ip_config, relays their logs, and tears everything down when the job ends
-// or fails (DGL's tools/launch.py). Only machines of this host are supported
-// so far; spawner.h is the seam where an ssh spawner will go.
+// or fails (DGL's tools/launch.py). Machines whose address is this host's run
+// as local processes; the others are reached over ssh (ssh.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 namespace tessera::launch {
+
+// How to reach remote hosts: the flags of DGL's launch.py and copy_files.py,
+// plus raw `-o` options for anything else (known_hosts files, ciphers).
+struct SshOptions {
+  int port = 0;           // 0: ssh's default (22, or ~/.ssh/config)
+  std::string username;   // "": ssh's default
+  std::string key;        // identity file; "": ssh's default keys
+  int connect_timeout_s = 5;
+  std::vector<std::string> options;  // each "Key=Value", passed as -o
+};
 
 struct LaunchOptions {
   std::string workspace = ".";  // the command runs here
@@ -22,11 +32,32 @@ struct LaunchOptions {
   double grace_s = 3;       // how long the others may finish after a failure
   double server_wait_s = 30;  // how long servers may take to exit after the trainers
   std::string command;      // run with /bin/sh -c in the workspace
+  SshOptions ssh;
 };
 
 // Checks everything, runs the job and cleans up; returns the launcher's exit
 // code (0, the first failure's code, or 128 + signal when interrupted).
 // Throws tessera::Error for problems found before any process starts.
 int run_launch(const LaunchOptions& options);
+
+// `tessera copy` (DGL's tools/copy_files.py): puts on machine i of an
+// ip_config what its processes read, and nothing more: partition i's arrays
+// and the dataset-level files (under <workspace>/<rel_data_path>, keeping the
+// layout the partition config's relative paths expect), the partition config,
+// the ip_config, and the script folder's contents. rsync when this host has
+// it, so that re-running sends only what changed; tar over ssh otherwise.
+// Machines of this host are copied to locally. All machines at once.
+struct CopyOptions {
+  std::string ip_config;               // local path
+  std::string workspace;               // absolute path, the same on every machine
+  std::string rel_data_path = "data";  // partitions go to <workspace>/<rel_data_path>
+  std::string part_config;             // local <out>/<graph>.json
+  std::string script_folder;           // optional: its contents go to <workspace>
+  SshOptions ssh;
+  bool use_rsync = true;  // false: tar over ssh
+};
+
+// Throws tessera::Error naming the machine that failed.
+void copy_files(const CopyOptions& options);
 
 }  // namespace tessera::launch

@@ -9,10 +9,17 @@
 
 namespace tessera {
 
+namespace launch {
+struct SshOptions;
+}
+
 void add_gen_command(CLI::App& app);
 void add_partition_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
+void add_copy_command(CLI::App& app);
+// --ssh-port, --ssh-username, --ssh-key, --ssh-option (launch and copy).
+void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh);
 void add_train_command(CLI::App& app);
 void add_kge_command(CLI::App& app);
 

@@ -1,0 +1,74 @@
+// Remote processes: `ssh host <wrapper>`, where the wrapper (a POSIX shell
+// script) runs the command in its own session on the host and ties the
+// command's life to the ssh connection. When the connection's stdin reaches
+// end of file (the launcher closed it to stop the job, or the launcher or its
+// ssh died), the wrapper kills the command's process group, removes the job's
+// shared memory on that host, and exits; nothing outlives the job there even
+// when the launcher was SIGKILLed. sshd gives a command without a terminal
+// no SIGHUP, so without the wrapper a remote job would live on.
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "ssh.h"
+#include "tessera/launch/spawner.h"
+
+namespace tessera::launch {
+namespace {
+
+// Seconds the wrapper gives the command between SIGTERM and SIGKILL.
+constexpr int kRemoteTermWaitTenths = 20;
+
+std::string wrapper_script(const ProcessSpec& spec, const std::string& job_id) {
+  std::string script = fmt::format(
+      "cd {0} 2>/dev/null || {{ echo \"tessera launch: workspace {0} does not exist on $(hostname)\" >&2; exit 126; }}\n",
+      shell_quote(spec.workdir));
+  for (const std::string& name : spec.unset) script += "unset " + name + "\n";
+  for (const auto& [name, value] : spec.env) script += "export " + name + "=" + shell_quote(value) + "\n";
+  // Background jobs of a non-interactive shell read /dev/null unless told
+  // otherwise: fd 3 carries ssh's stdin to the watcher.
+  script += "exec 3<&0\n";
+  script += "setsid /bin/sh -c " + shell_quote(spec.command) + " </dev/null &\n";
+  script += "child=$!\n";
+  // The watcher: once stdin ends it ignores SIGTERM, so that the exiting
+  // wrapper below waits for the cleanup instead of cutting it short.
+  script += fmt::format(
+      "{{ while read -r _; do :; done; trap '' TERM; kill -TERM -$child 2>/dev/null; i=0; "
+      "while kill -0 -$child 2>/dev/null && [ $i -lt {} ]; do sleep 0.1; i=$((i+1)); done; "
+      "kill -KILL -$child 2>/dev/null; sleep 0.1; rm -f /dev/shm/tessera.{}.*; }} <&3 >/dev/null 2>&1 &\n",
+      kRemoteTermWaitTenths, job_id);
+  script += "watcher=$!\nexec 3<&-\n";
+  script += "wait $child\ncode=$?\n";
+  // (Quietly: the shell would report the killed watcher as "Terminated".)
+  script += "kill $watcher 2>/dev/null\nwait $watcher 2>/dev/null\nexit $code\n";
+  return script;
+}
+
+class HostSpawner : public Spawner {
+ public:
+  HostSpawner(Spawner& local, SshOptions ssh, std::string job_id)
+      : local_(local), ssh_(std::move(ssh)), job_id_(std::move(job_id)) {}
+
+  SpawnedProcess spawn(const ProcessSpec& spec) override {
+    if (!spec.remote) return local_.spawn(spec);
+    ProcessSpec ssh;
+    ssh.host = spec.host;
+    ssh.workdir = "/";
+    ssh.command = "exec " + ssh_command_line(spec.host, ssh_, wrapper_script(spec, job_id_));
+    ssh.stdin_pipe = true;
+    return local_.spawn(ssh);
+  }
+
+ private:
+  Spawner& local_;
+  SshOptions ssh_;
+  std::string job_id_;
+};
+
+}  // namespace
+
+std::unique_ptr<Spawner> make_host_spawner(Spawner& local, const SshOptions& ssh, const std::string& job_id) {
+  return std::make_unique<HostSpawner>(local, ssh, job_id);
+}
+
+}  // namespace tessera::launch

@@ -1,0 +1,271 @@
+// `tessera copy` and `tessera launch` on a real (simulated) cluster: three
+// hosts, each a network namespace with its own address, workspace, /dev/shm
+// and OpenSSH server (tests/cluster/netns_hosts.sh). From host 0, as a user
+// would: copy the partitions and the binary, launch, and check the job's
+// result against a standalone run; then the faults a cluster brings: a host
+// whose processes are all SIGKILLed mid-job, an unreachable host, a host
+// without the binary. Each failure must end the job within 15 s with a
+// message naming the host, leave no process or shared memory on any host,
+// and not stop the next launch. Skips where network namespaces or sshd are
+// not available (not root, a locked-down container).
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace tessera::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string kHostsScript = std::string(TESSERA_SOURCE_DIR) + "/tests/cluster/netns_hosts.sh";
+const char* kSageFlags =
+    "--graph-name cora --fan-out 10,25 --batch-size 32 --lr 0.01 --num-hidden 64 --dropout 0.6 "
+    "--weight-decay 5e-4 --aggregator gcn --seed 1";
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
+  return q + "'";
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+class Cluster : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const CommandResult probe = run_command(kHostsScript + " probe");
+    if (probe.exit_code != 0) {
+      skip_reason_ = "this machine cannot simulate hosts (" + probe.out + probe.err +
+                     "); run as root where `ip netns`, veth and sshd are allowed";
+      return;
+    }
+    dir_ = new TempDir();
+    const CommandResult up = run_command(fmt::format("{} up {} 3", kHostsScript, dir_->path()));
+    if (up.exit_code != 0) {
+      skip_reason_ = "setting up the hosts failed: " + up.out + up.err;
+      return;
+    }
+    std::ifstream hosts(*dir_ / "hosts");
+    for (std::string line; std::getline(hosts, line);) addresses_.push_back(line);
+  }
+
+  static void TearDownTestSuite() {
+    if (dir_ != nullptr) run_command(fmt::format("{} down {}", kHostsScript, dir_->path()));
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    TESSERA_REQUIRE_SHARED("node/cora", cora);
+    cora_ = cora;
+  }
+
+  static std::string dir() { return dir_->path(); }
+  static std::string workspace() { return *dir_ / "ws"; }
+  static std::string host_dir(int host) { return fmt::format("{}/h{}", dir(), host); }
+
+  // Runs a shell command line on a host (in its network and mount namespace).
+  static CommandResult on_host(int host, const std::string& command) {
+    return run_command(fmt::format("nsenter -t {} -m -n -- /bin/sh -c {}", first_line(host_dir(host) + "/sshd.pid"),
+                                   quote(command)));
+  }
+
+  static std::string ssh_flags() {
+    return fmt::format("--ssh-key {0}/key --ssh-option UserKnownHostsFile={0}/known_hosts", dir());
+  }
+
+  // Partitions Cora, writes the ip_config of hosts `machines` and a script
+  // folder holding the binary; returns the copy command (run on host 0).
+  std::string prepare(const std::vector<int>& machines) {
+    if (!fs::exists(dir() + "/p2/cora.json")) {
+      EXPECT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 2 --balance-train "
+                                        "--balance-edges --out {}/p2", cora_, dir())).exit_code, 0);
+    }
+    std::ofstream ip(dir() + "/ip_config.txt");
+    ip << "# simulated hosts, one base port for all: they are different machines\n";
+    for (int m : machines) ip << addresses_[static_cast<size_t>(m)] << " 30050\n";
+    ip.close();
+    fs::create_directories(dir() + "/scripts/bin");
+    fs::copy_file(TESSERA_BINARY, dir() + "/scripts/bin/tessera", fs::copy_options::update_existing);
+    return fmt::format("{} copy --ip-config {}/ip_config.txt --workspace {} --rel-data-path data "
+                       "--part-config {}/p2/cora.json --script-folder {}/scripts {}",
+                       TESSERA_BINARY, dir(), workspace(), dir(), dir(), ssh_flags());
+  }
+
+  static std::string launch_line(const std::string& train_flags) {
+    return fmt::format("cd {} && bin/tessera launch --ip-config ip_config.txt --part-config data/cora.json "
+                       "--num-servers 1 --num-trainers 1 --num-samplers 1 {} \"bin/tessera train sage {} {}\"",
+                       workspace(), ssh_flags(), kSageFlags, train_flags);
+  }
+
+  // Processes left on a host besides its sshd listener, and its segments.
+  static std::string leftovers(int host) {
+    const std::string ns = first_line(host_dir(host) + "/netns");
+    const std::string sshd = first_line(host_dir(host) + "/sshd.pid");
+    const CommandResult pids = run_command(fmt::format(
+        "for p in $(ip netns pids {}); do [ $p = {} ] || tr '\\0' ' ' </proc/$p/cmdline; echo; done | grep . ; true",
+        ns, sshd));
+    const CommandResult shm = on_host(host, "ls /dev/shm | grep '^tessera' ; true");
+    std::string found;
+    if (!pids.out.empty()) found += fmt::format("host {} processes: {}", host, pids.out);
+    if (!shm.out.empty()) found += fmt::format("host {} segments: {}", host, shm.out);
+    return found;
+  }
+
+  // Every host clean, allowing a moment for ssh sessions to wind down.
+  static std::string leftovers_anywhere() {
+    std::string found;
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      found.clear();
+      for (int h = 0; h < static_cast<int>(addresses_.size()); ++h) found += leftovers(h);
+      if (found.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return found;
+  }
+
+  static TempDir* dir_;
+  static std::vector<std::string> addresses_;
+  static std::string skip_reason_;
+  std::string cora_;
+};
+
+TempDir* Cluster::dir_ = nullptr;
+std::vector<std::string> Cluster::addresses_;
+std::string Cluster::skip_reason_;
+
+TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
+  const std::string copy = prepare({0, 1});
+  const CommandResult first = on_host(0, copy);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("machine 1 (" + addresses_[1] + "):"), std::string::npos) << first.out;
+  // Each host has its own partition only, the configs and the binary.
+  EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/data/part1/orig_nids.npy"));
+  EXPECT_FALSE(fs::exists(host_dir(1) + "/ws/data/part0"));
+  EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/data/cora.json"));
+  EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/ip_config.txt"));
+  EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/bin/tessera"));
+  EXPECT_FALSE(fs::exists(host_dir(2) + "/ws/data"));
+  // A second copy sends nothing.
+  const CommandResult again = on_host(0, copy);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("machine 1 (" + addresses_[1] + "): 0 file(s) sent"), std::string::npos) << again.out;
+
+  const CommandResult r = on_host(0, launch_line("--num-epochs 30 --eval-every 30 --out out"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The remote machine's lines came back through ssh, named with their host.
+  EXPECT_NE(r.err.find("[m1/trainer/0@" + addresses_[1] + "] trainer m1/trainer/0: finished"), std::string::npos)
+      << r.err;
+  const nlohmann::json m = final_metrics(r.out);
+  ASSERT_TRUE(m.is_object()) << r.out;
+  EXPECT_EQ(m["trainers"], 2);
+  EXPECT_TRUE(fs::exists(host_dir(0) + "/ws/out/model/model.pt"));
+
+  TempDir alone;
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 1 --out {}/p1", cora_,
+                                    alone.path())).exit_code, 0);
+  const CommandResult s = run_tessera(fmt::format("train sage --standalone --part-config {}/p1/cora.json {} "
+                                                  "--num-epochs 30 --eval-every 30 --out {}/out",
+                                                  alone.path(), kSageFlags, alone.path()));
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  const double distributed = m["test_acc"].get<double>();
+  const double standalone = final_metrics(s.out)["test_acc"].get<double>();
+  std::printf("cora test accuracy on 2 simulated hosts %.4f, standalone %.4f\n", distributed, standalone);
+  EXPECT_GE(distributed, 0.76);
+  EXPECT_NEAR(distributed, standalone, 0.03);
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
+
+TEST_F(Cluster, KilledHostEndsTheJobEverywhereAndTheNextLaunchSucceeds) {
+  ASSERT_EQ(on_host(0, prepare({0, 1})).exit_code, 0);
+  const std::string log = dir() + "/killed.log";
+  BackgroundCommand job(fmt::format("nsenter -t {} -m -n -- /bin/sh -c {}", first_line(host_dir(0) + "/sshd.pid"),
+                                    quote(launch_line("--num-epochs 500 --eval-every 500"))),
+                        log);
+  // Mid-epoch: once the trainers are past their first epochs.
+  bool training = false;
+  for (int i = 0; i < 600 && !training; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    training = read_file(log).find("Epoch 00003") != std::string::npos;
+  }
+  ASSERT_TRUE(training) << read_file(log);
+  const auto killed = Clock::now();
+  const CommandResult kill = run_command(fmt::format("for p in $(ip netns pids {}); do [ $p = {} ] || kill -9 $p; done",
+                                                     first_line(host_dir(1) + "/netns"),
+                                                     first_line(host_dir(1) + "/sshd.pid")));
+  ASSERT_EQ(kill.exit_code, 0) << kill.err;
+  const int code = job.wait(30);
+  const double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
+  const std::string output = read_file(log);
+  std::printf("launcher exited %.1f s after host 1's processes were killed (code %d)\n", seconds, code);
+  EXPECT_NE(code, 0) << output;
+  EXPECT_NE(code, -1) << "the launcher still runs 30 s after host 1 died:\n" << output;
+  EXPECT_LT(seconds, 15) << output;
+  EXPECT_NE(output.find("@" + addresses_[1] + " exited with code"), std::string::npos) << output;
+  EXPECT_EQ(leftovers_anywhere(), "");
+
+  const CommandResult next = on_host(0, launch_line("--num-epochs 2 --eval-every 2"));
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
+
+TEST_F(Cluster, UnreachableHostFailsBeforeAnythingStarts) {
+  ASSERT_EQ(on_host(0, prepare({0, 1})).exit_code, 0);
+  const std::string ns = first_line(host_dir(1) + "/netns");
+  ASSERT_EQ(run_command(fmt::format("ip netns exec {} ip link set eth0 down", ns)).exit_code, 0);
+  const auto start = Clock::now();
+  const CommandResult r = on_host(0, launch_line("--num-epochs 2 --eval-every 2"));
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ASSERT_EQ(run_command(fmt::format("ip netns exec {} ip link set eth0 up", ns)).exit_code, 0);
+  std::printf("launch with host 1 unreachable failed after %.1f s\n", seconds);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(seconds, 15);
+  EXPECT_NE(r.err.find("ip_config.txt:3: host " + addresses_[1] + ": cannot run a command over ssh"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("[m0/"), std::string::npos) << "a process was started: " << r.out;
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
+
+TEST_F(Cluster, MissingBinaryIsNamedWithItsHostAndCopyRestoresIt) {
+  const std::string copy = prepare({0, 1});
+  ASSERT_EQ(on_host(0, copy).exit_code, 0);
+  fs::remove(host_dir(1) + "/ws/bin/tessera");
+  const auto start = Clock::now();
+  const CommandResult r = on_host(0, launch_line("--num-epochs 2 --eval-every 2"));
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("launch with the binary missing on host 1 failed after %.1f s\n", seconds);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(seconds, 15);
+  EXPECT_NE(r.err.find("ip_config.txt:3: host " + addresses_[1] + ": the program bin/tessera is not found"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(leftovers_anywhere(), "");
+  // Copying again sends just the binary, and the job runs.
+  const CommandResult restored = on_host(0, copy);
+  ASSERT_EQ(restored.exit_code, 0) << restored.err;
+  EXPECT_NE(restored.out.find("machine 1 (" + addresses_[1] + "): 1 file(s) sent"), std::string::npos)
+      << restored.out;
+  EXPECT_EQ(on_host(0, launch_line("--num-epochs 2 --eval-every 2")).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tessera::testing
