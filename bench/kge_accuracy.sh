@@ -4,12 +4,17 @@
 # standalone with 2 worker threads, each run's wall time included. The
 # hyperparameters are the README's table. Prints a table.
 # Usage: bench/kge_accuracy.sh [NAME...] (default: all five runs).
+# TESSERA_BIN=path runs that binary instead of building (a copy, so that a
+# rebuild during the hour of runs cannot pull it away).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build >/dev/null
+bin=${TESSERA_BIN:-}
+if [ -z "$bin" ]; then
+  scripts/build >/dev/null
+  bin=$PWD/build/tessera
+fi
 data=$(realpath "${KGE_DATA:-../shared/data/kg}")
 dir=${BENCH_DIR:-/tmp/tessera-bench-kge-acc}
-bin=$PWD/build/tessera
 mkdir -p "$dir"
 common="-adv --num_proc 2 --log_interval 1000 --test --checkpoint_interval 0"
 declare -A flags=(

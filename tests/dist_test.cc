@@ -195,6 +195,28 @@ TEST_F(DistTest, ServerPortInUseIsReportedBeforeServing) {
   EXPECT_EQ(l.out.find("[m0/"), std::string::npos) << "a process started: " << l.out;
 }
 
+// Machines with different trainer counts (DGL cannot): ranks stay dense and
+// machine-major, and the collectives span all of them.
+TEST_F(DistTest, MachinesWithDifferentTrainerCounts) {
+  const std::string out = scratch_.path();
+  const CommandResult r = run_command(fmt::format(
+      "{} launch --ip-config {} --part-config {} --num-servers 1 --num-trainers 2,1 --timeout 30 \"{} check --data {} "
+      "--out {}\"",
+      TESSERA_BINARY, ip_config(2, 1), part_config(2), TESSERA_DIST_WORKER, data(), out));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "all checks passed"), 3) << r.out;
+  EXPECT_EQ(count(r.out, "all-reduce and all-gather over 3 trainers are correct"), 3) << r.out;
+  for (const char* label : {"[m0/trainer/0]", "[m0/trainer/1]", "[m1/trainer/0]"})
+    EXPECT_NE(r.out.find(label), std::string::npos) << label;
+  EXPECT_EQ(r.out.find("[m1/trainer/1]"), std::string::npos);
+  EXPECT_NE(r.err.find("1 servers and 2,1 trainers each"), std::string::npos) << r.err;
+
+  const CommandResult bad = run_command(fmt::format("{} launch --ip-config {} --part-config {} --num-trainers 1,2,3 true",
+                                                    TESSERA_BINARY, ip_config(2, 1), part_config(2)));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--num-trainers gives 3 counts but ip_config"), std::string::npos) << bad.err;
+}
+
 // srun or mpirun start every process themselves; each finds its machine
 // and role in the manager's variables and the job runs as under the launcher.
 TEST_F(DistTest, StartedBySlurmOrMpirunWithoutTheLauncher) {

@@ -58,7 +58,8 @@ void node_from_blocks(Placement* p) {
 
 std::optional<Placement> detect() {
   if (get("SLURM_PROCID") != nullptr && get("SLURM_NODEID") != nullptr) {
-    Placement p{"Slurm"};
+    Placement p;
+    p.manager = "Slurm";
     p.rank = get_int("SLURM_PROCID", p.manager);
     p.size = get_int("SLURM_NTASKS", p.manager);
     p.local_rank = get_int("SLURM_LOCALID", p.manager);
@@ -72,7 +73,8 @@ std::optional<Placement> detect() {
     return p;
   }
   if (get("OMPI_COMM_WORLD_RANK") != nullptr) {
-    Placement p{"Open MPI"};
+    Placement p;
+    p.manager = "Open MPI";
     p.rank = get_int("OMPI_COMM_WORLD_RANK", p.manager);
     p.size = get_int("OMPI_COMM_WORLD_SIZE", p.manager);
     p.local_rank = get_int("OMPI_COMM_WORLD_LOCAL_RANK", p.manager);
@@ -82,7 +84,8 @@ std::optional<Placement> detect() {
     return p;
   }
   if (get("PMI_RANK") != nullptr) {
-    Placement p{"MPICH"};
+    Placement p;
+    p.manager = "MPICH";
     p.rank = get_int("PMI_RANK", p.manager);
     p.size = get_int("PMI_SIZE", p.manager);
     p.local_rank = get_int("MPI_LOCALRANKID", p.manager);

@@ -38,6 +38,20 @@ std::string role_name(Role role) {
   return "?";
 }
 
+int JobEnv::rank() const {
+  if (trainers_per_machine.empty()) return machine_id * num_trainers + trainer_id;
+  int before = 0;
+  for (int m = 0; m < machine_id; ++m) before += trainers_per_machine[static_cast<size_t>(m)];
+  return before + trainer_id;
+}
+
+int JobEnv::world_size() const {
+  if (trainers_per_machine.empty()) return num_machines * num_trainers;
+  int total = 0;
+  for (int n : trainers_per_machine) total += n;
+  return total;
+}
+
 std::string JobEnv::label() const {
   const int id = role == Role::kServer ? server_id : trainer_id;
   return "m" + std::to_string(machine_id) + "/" + role_name(role) + "/" + std::to_string(id);
@@ -59,6 +73,20 @@ JobEnv JobEnv::from_environment() {
   env.machine_id = require_int("TESSERA_MACHINE_ID", 0, env.num_machines - 1);
   env.num_servers = require_int("TESSERA_NUM_SERVERS", 1, 64);
   env.num_trainers = require_int("TESSERA_NUM_TRAINERS", 1, 1024);
+  if (const char* list = get("TESSERA_TRAINERS_PER_MACHINE")) {
+    std::vector<std::string_view> fields;
+    split_fields(list, ",", false, &fields);
+    for (std::string_view f : fields) {
+      const int64_t n = parse_int(f, "environment variable TESSERA_TRAINERS_PER_MACHINE", "count");
+      if (n < 1 || n > 1024) fail("environment variable TESSERA_TRAINERS_PER_MACHINE={}: {} is outside 1..1024", list, n);
+      env.trainers_per_machine.push_back(static_cast<int>(n));
+    }
+    if (static_cast<int>(env.trainers_per_machine.size()) != env.num_machines ||
+        env.trainers_per_machine[static_cast<size_t>(env.machine_id)] != env.num_trainers)
+      fail("environment variable TESSERA_TRAINERS_PER_MACHINE={} does not give {} machines with {} trainers on "
+           "machine {}",
+           list, env.num_machines, env.num_trainers, env.machine_id);
+  }
   env.num_samplers = get("TESSERA_NUM_SAMPLERS") ? require_int("TESSERA_NUM_SAMPLERS", 0, 1024) : 0;
   if (env.role == Role::kServer) env.server_id = require_int("TESSERA_SERVER_ID", 0, env.num_servers - 1);
   else env.trainer_id = require_int("TESSERA_TRAINER_ID", 0, env.num_trainers - 1);
@@ -85,6 +113,11 @@ std::vector<std::pair<std::string, std::string>> JobEnv::to_environment() const 
       {"TESSERA_MASTER_PORT", std::to_string(master_port)},
       {"TESSERA_TIMEOUT_S", std::to_string(timeout_s)},
   };
+  if (!trainers_per_machine.empty()) {
+    std::string list;
+    for (int n : trainers_per_machine) list += (list.empty() ? "" : ",") + std::to_string(n);
+    vars.emplace_back("TESSERA_TRAINERS_PER_MACHINE", list);
+  }
   if (role == Role::kServer) vars.emplace_back("TESSERA_SERVER_ID", std::to_string(server_id));
   else vars.emplace_back("TESSERA_TRAINER_ID", std::to_string(trainer_id));
   return vars;

@@ -32,6 +32,7 @@ void check_range(const char* flag, double value, double min, double max) {
 void check_options(const LaunchOptions& o) {
   if (o.num_servers != 0) check_range("--num-servers", o.num_servers, 1, 64);
   check_range("--num-trainers", o.num_trainers, 1, 1024);
+  for (int n : o.trainers_per_machine) check_range("--num-trainers", n, 1, 1024);
   check_range("--num-samplers", o.num_samplers, 0, 1024);
   if (o.master_port != 0) check_range("--master-port", o.master_port, 1024, 65535);
   check_range("--timeout", o.timeout_s, 1, 86400);
@@ -62,6 +63,7 @@ std::vector<std::string> job_variable_names() {
   for (Role role : {Role::kServer, Role::kTrainer}) {
     JobEnv env;
     env.role = role;
+    env.trainers_per_machine = {1};  // so that its variable is listed too
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
   return {names.begin(), names.end()};
@@ -154,12 +156,22 @@ JobPlan plan_job(const LaunchOptions& o) {
   const int master_port = o.master_port != 0 ? o.master_port : plan.machines[0].store_port();
   check_ports(plan.machines, plan.num_servers, master_port, plan.ip_config);
 
+  std::vector<int> trainers(plan.machines.size(), o.num_trainers);
+  if (!o.trainers_per_machine.empty()) {
+    if (o.trainers_per_machine.size() != plan.machines.size())
+      fail("--num-trainers gives {} counts but ip_config {} lists {} machines; give one count, or one per machine",
+           o.trainers_per_machine.size(), plan.ip_config, plan.machines.size());
+    trainers = o.trainers_per_machine;
+  }
+  plan.trainers_per_machine = trainers;
+
   plan.job_id = new_job_id();
   JobEnv env;
   env.job_id = plan.job_id;
   env.num_machines = static_cast<int>(plan.machines.size());
   env.num_servers = plan.num_servers;
-  env.num_trainers = o.num_trainers;
+  if (std::any_of(trainers.begin(), trainers.end(), [&](int n) { return n != trainers[0]; }))
+    env.trainers_per_machine = trainers;
   env.num_samplers = o.num_samplers;
   env.ip_config = plan.ip_config;
   env.part_config = plan.part_config;
@@ -169,9 +181,10 @@ JobPlan plan_job(const LaunchOptions& o) {
   // Servers first: trainers connect to them.
   for (Role role : {Role::kServer, Role::kTrainer})
     for (int m = 0; m < env.num_machines; ++m)
-      for (int i = 0; i < (role == Role::kServer ? env.num_servers : env.num_trainers); ++i) {
+      for (int i = 0; i < (role == Role::kServer ? env.num_servers : trainers[static_cast<size_t>(m)]); ++i) {
         env.role = role;
         env.machine_id = m;
+        env.num_trainers = trainers[static_cast<size_t>(m)];
         env.server_id = role == Role::kServer ? i : 0;
         env.trainer_id = role == Role::kTrainer ? i : 0;
         EnvVars vars = env.to_environment();

@@ -23,6 +23,7 @@ struct JobPlan {
   std::vector<dist::MachineAddress> machines;
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
   int num_servers = 1;  // per machine
+  std::vector<int> trainers_per_machine;
   std::vector<SupervisedProcess> processes;  // every machine's servers, then every machine's trainers
 };
 

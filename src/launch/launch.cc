@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "guardian.h"
@@ -22,6 +24,14 @@ void remove_segments(const std::string& job_id) {
     write_all(STDERR_FILENO, fmt::format("launch: removed {} shared-memory segment(s) of job {}\n", removed, job_id));
 }
 
+// "2" when every machine runs 2, else "2,1,1".
+std::string counts(const std::vector<int>& per_machine) {
+  std::string list;
+  for (int n : per_machine) list += (list.empty() ? "" : ",") + std::to_string(n);
+  const bool same = std::all_of(per_machine.begin(), per_machine.end(), [&](int n) { return n == per_machine[0]; });
+  return same ? std::to_string(per_machine[0]) : list;
+}
+
 // This host's leftovers, then the remote hosts'.
 void clean_up(const JobPlan& plan, const SshOptions& ssh) {
   remove_segments(plan.job_id);
@@ -40,7 +50,7 @@ int run_launch(const LaunchOptions& options) {
   write_all(STDERR_FILENO,
             fmt::format("launch: job {}: {} machines, {} servers and {} trainers each, {} samplers per trainer, "
                         "in {}{}\n",
-                        plan.job_id, plan.machines.size(), plan.num_servers, options.num_trainers,
+                        plan.job_id, plan.machines.size(), plan.num_servers, counts(plan.trainers_per_machine),
                         options.num_samplers, plan.workspace,
                         plan.remote_hosts.empty() ? "" : fmt::format(" ({} remote host(s) over ssh)", plan.remote_hosts.size())));
   auto local = make_local_spawner();

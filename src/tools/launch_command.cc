@@ -1,7 +1,21 @@
+#include "tessera/io/text.h"
 #include "tessera/launch/launch.h"
 #include "tessera/tools/commands.h"
 
 namespace tessera {
+namespace {
+
+// "2" (every machine) or "2,1,1" (one per machine, in ip_config order).
+void parse_trainer_counts(const std::string& text, launch::LaunchOptions* o) {
+  std::vector<std::string_view> fields;
+  split_fields(text, ",", false, &fields);
+  std::vector<int> counts;
+  for (std::string_view f : fields) counts.push_back(static_cast<int>(parse_int(f, "--num-trainers", "count")));
+  if (counts.size() == 1) o->num_trainers = counts[0];
+  else o->trainers_per_machine = counts;
+}
+
+}  // namespace
 
 void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh) {
   cmd->add_option("--ssh-port,--ssh_port", ssh.port, "ssh port of remote hosts (default: ssh's)");
@@ -23,7 +37,9 @@ void add_launch_command(CLI::App& app) {
       ->required();
   cmd->add_option("--num-servers,--num_servers", o->num_servers,
                   "servers per machine (default: the ip_config's third column, else 1)");
-  cmd->add_option("--num-trainers,--num_trainers", o->num_trainers, "trainers per machine (default 1)");
+  auto trainers = std::make_shared<std::string>("1");
+  cmd->add_option("--num-trainers,--num_trainers", *trainers,
+                  "trainers per machine (default 1), or one count per machine: 2,1");
   cmd->add_option("--num-samplers,--num_samplers", o->num_samplers, "sampler threads per trainer (default 0)");
   // One value per occurrence, so that it never swallows the command.
   cmd->add_option("--extra-envs,--extra_envs", o->extra_envs, "\"A=1 B=2\": more environment for every process")
@@ -35,7 +51,8 @@ void add_launch_command(CLI::App& app) {
   // Required, so that a command that happens to be a subcommand's name
   // ("inspect ...") is still taken as the command.
   cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->required();
-  cmd->callback([o] {
+  cmd->callback([o, trainers] {
+    parse_trainer_counts(*trainers, o.get());
     const int code = launch::run_launch(*o);
     // The job's exit code is the launcher's; CLI::RuntimeError carries it out
     // of the parse without printing anything.

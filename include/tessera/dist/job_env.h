@@ -10,7 +10,9 @@
 //   TESSERA_SERVER_ID     server index on its machine (servers only)
 //   TESSERA_TRAINER_ID    trainer index on its machine (trainers only)
 //   TESSERA_NUM_SERVERS   servers per machine
-//   TESSERA_NUM_TRAINERS  trainers per machine
+//   TESSERA_NUM_TRAINERS  trainers on this machine
+//   TESSERA_TRAINERS_PER_MACHINE  "2,1,...": every machine's count, set
+//                         only when they differ (launch --num-trainers 2,1)
 //   TESSERA_NUM_SAMPLERS  sampler threads per trainer
 //   TESSERA_IP_CONFIG     path of the ip_config file
 //   TESSERA_PART_CONFIG   path of the partition config (<graph>.json)
@@ -41,7 +43,10 @@ struct JobEnv {
   int server_id = 0;
   int trainer_id = 0;
   int num_servers = 1;
-  int num_trainers = 1;
+  int num_trainers = 1;  // on this machine
+  // Every machine's trainer count when they differ; empty: num_trainers
+  // on every machine.
+  std::vector<int> trainers_per_machine;
   int num_samplers = 0;
   std::string ip_config;
   std::string part_config;
@@ -50,8 +55,8 @@ struct JobEnv {
   int timeout_s = 60;
 
   // Global trainer rank: trainers are numbered machine-major.
-  int rank() const { return machine_id * num_trainers + trainer_id; }
-  int world_size() const { return num_machines * num_trainers; }
+  int rank() const;
+  int world_size() const;
   // "m0/server/1", "m1/trainer/0": how logs and errors name a process.
   std::string label() const;
 

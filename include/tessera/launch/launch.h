@@ -25,6 +25,9 @@ struct LaunchOptions {
   std::string part_config;      // relative to the workspace
   int num_servers = 0;          // 0: from the ip_config's num_servers column, else 1
   int num_trainers = 1;
+  // One count per machine, in ip_config order (--num-trainers 2,1); when
+  // set, it overrides num_trainers. DGL's launch.py cannot do this.
+  std::vector<int> trainers_per_machine;
   int num_samplers = 0;
   std::vector<std::string> extra_envs;  // each "A=1 B=2"
   int master_port = 0;                  // 0: machine 0's base port
