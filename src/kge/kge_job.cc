@@ -113,12 +113,17 @@ KnowledgeGraph distributed_graph(dist::Context& ctx, const KgeOptions& o) {
 
 void KgeJob::sync_relations() {
   if (!ctx || world_size() == 1) return;
-  torch::Tensor weights = relations->view();
-  torch::Tensor state = relations->read_state();
+  torch::Tensor weights = relations->view() - synced_relations_;
+  torch::Tensor state = relations->read_state() - synced_relation_state_;
   ctx->collectives().all_reduce_sum(weights.data_ptr<float>(), weights.numel());
   ctx->collectives().all_reduce_sum(state.data_ptr<float>(), state.numel());
-  weights.div_(world_size());
-  relations->write_all(weights.clone(), state.div_(world_size()));
+  relations->write_all(weights.add_(synced_relations_), state.add_(synced_relation_state_));
+  mark_relations_synced();
+}
+
+void KgeJob::mark_relations_synced() {
+  synced_relations_ = relations->view().clone();
+  synced_relation_state_ = relations->read_state().clone();
 }
 
 void KgeJob::broadcast_relations() {
@@ -128,6 +133,7 @@ void KgeJob::broadcast_relations() {
   ctx->collectives().broadcast(weights.data_ptr<float>(), weights.numel(), 0);
   ctx->collectives().broadcast(state.data_ptr<float>(), state.numel(), 0);
   relations->write_all(weights.clone(), state);
+  mark_relations_synced();
 }
 
 void KgeJob::barrier() {
@@ -168,6 +174,7 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
     torch::manual_seed(o.seed + 2);
     job.relations->view().narrow(1, d, d * d).uniform_(-1, 1);
   }
+  job.mark_relations_synced();  // every trainer drew the same rows
   return job;
 }
 

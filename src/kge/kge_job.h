@@ -33,11 +33,20 @@ struct KgeJob {
   int rank() const { return ctx ? ctx->rank() : 0; }
   int world_size() const { return ctx ? ctx->world_size() : 1; }
   bool logs() const { return rank() == 0; }
-  // Averages the relation replicas (weights and Adagrad sums) over trainers.
+  // Brings the relation replicas together: the common point of the last
+  // sync plus the sum of every trainer's change since (weights and Adagrad
+  // sums), i.e. every update a shared table would have received. Averaging
+  // the replicas instead would halve each relation step, and each Adagrad
+  // sum would have counted only its own trainer's gradients.
   void sync_relations();
   // Trainer 0's relation replica (weights and Adagrad sums) everywhere.
   void broadcast_relations();
+  // Records the replica as the common point the next sync starts from.
+  void mark_relations_synced();
   void barrier();
+
+ private:
+  torch::Tensor synced_relations_, synced_relation_state_;
 };
 
 // Reads the data (or joins the job) and creates the tables as DGL-KE

@@ -261,7 +261,8 @@ int run_kge_training(const KgeOptions& options) {
                           {"trainers", job.world_size()}, {"workers", job.worker_triples.size()},
                           {"train_s", train_s},
                           {"triples_per_s", static_cast<double>(all.triples) * job.world_size() / std::max(1e-9, train_s)},
-                          {"steps_per_s", static_cast<double>(all.steps) / std::max(1e-9, train_s)},
+                          // Job-wide, as triples_per_s (trainer 0's steps times the trainers).
+                          {"steps_per_s", static_cast<double>(all.steps) * job.world_size() / std::max(1e-9, train_s)},
                           {"sample_s", all.sample}, {"pull_s", all.pull}, {"compute_s", all.compute},
                           {"push_s", all.push}, {"loss", all.steps ? all.loss / all.steps : 0.0}};
   if (!last_valid.is_null())
