@@ -280,6 +280,32 @@ TEST_F(Cluster, UnreachableHostFailsBeforeAnythingStarts) {
   EXPECT_EQ(leftovers_anywhere(), "");
 }
 
+// A leftover process holding a job port on a remote host: refused before
+// anything starts, naming the host, the port and its use.
+TEST_F(Cluster, BusyPortOnARemoteHostFailsBeforeAnythingStarts) {
+  ASSERT_EQ(on_host(0, prepare({0, 1})).exit_code, 0);
+  // SO_REUSEADDR: an earlier test's killed server may have left the port in
+  // TIME_WAIT, which only a plain bind minds.
+  BackgroundCommand holder(fmt::format("ip netns exec {} python3 -c \"import socket, time; s = socket.socket(); "
+                                       "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 30051)); s.listen(); "
+                                       "time.sleep(60)\"",
+                                       first_line(host_dir(1) + "/netns")),
+                           dir() + "/holder.log");
+  bool listening = false;
+  for (int i = 0; i < 200 && !listening; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    listening = !run_command(fmt::format("ip netns exec {} ss -Hltn 'sport = :30051'", first_line(host_dir(1) + "/netns")))
+                     .out.empty();
+  }
+  ASSERT_TRUE(listening) << read_file(dir() + "/holder.log");
+  const CommandResult r = on_host(0, launch_line("--num-epochs 2 --eval-every 2"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("host " + addresses_[1] + ": port 30051 (server 0 of machine 1) is already in use"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("[m0/"), std::string::npos) << "a process was started: " << r.out;
+}
+
 TEST_F(Cluster, MissingBinaryIsNamedWithItsHostAndCopyRestoresIt) {
   const std::string copy = prepare({0, 1});
   ASSERT_EQ(on_host(0, copy).exit_code, 0);

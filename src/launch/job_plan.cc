@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -140,10 +141,16 @@ JobPlan plan_job(const LaunchOptions& o) {
   plan.part_config = (fs::path(plan.workspace) / o.part_config).lexically_normal().string();
   plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
   plan.remote_ip_config = (fs::path(plan.workspace) / fs::path(plan.ip_config).filename()).string();
-  std::set<std::string> remote_seen;
-  for (const auto& m : plan.machines)
-    if (!dist::is_local_address(m.ip) && remote_seen.insert(m.host).second)
-      plan.remote_hosts.push_back({m.host, fmt::format("{}:{}", plan.ip_config, m.line)});
+  std::map<std::string, size_t> remote_index;
+  for (size_t m = 0; m < plan.machines.size(); ++m) {
+    const MachineAddress& machine = plan.machines[m];
+    if (dist::is_local_address(machine.ip)) continue;
+    const auto [it, added] = remote_index.emplace(machine.host, plan.remote_hosts.size());
+    if (added) plan.remote_hosts.push_back({machine.host, fmt::format("{}:{}", plan.ip_config, machine.line), {}});
+    RemoteHost& host = plan.remote_hosts[it->second];
+    for (int s = 0; s < plan.num_servers; ++s)
+      host.ports.emplace_back(machine.server_port(s), fmt::format("server {} of machine {}", s, m));
+  }
 
   const PartitionConfig parts = PartitionConfig::load(plan.part_config);
   if (parts.num_parts != static_cast<int>(plan.machines.size()))
@@ -154,6 +161,8 @@ JobPlan plan_job(const LaunchOptions& o) {
   const std::vector<std::string> reserved = job_variable_names();
   const EnvVars extra = parse_extra_envs(o.extra_envs, reserved);
   const int master_port = o.master_port != 0 ? o.master_port : plan.machines[0].store_port();
+  if (!plan.remote_hosts.empty() && !dist::is_local_address(plan.machines[0].ip))
+    plan.remote_hosts[0].ports.emplace_back(master_port, "the rendezvous store of machine 0");
   check_ports(plan.machines, plan.num_servers, master_port, plan.ip_config);
 
   std::vector<int> trainers(plan.machines.size(), o.num_trainers);

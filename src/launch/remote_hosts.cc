@@ -17,7 +17,7 @@ namespace {
 constexpr int kMissing = 3;
 
 std::string check_script(const std::string& workspace, const std::vector<std::string>& files,
-                         const std::string& program) {
+                         const std::string& program, const std::vector<std::pair<int, std::string>>& ports) {
   std::string script = fmt::format(
       "cd {0} 2>/dev/null || {{ echo 'the workspace '{0}' does not exist'; exit {1}; }}\n", shell_quote(workspace),
       kMissing);
@@ -29,6 +29,13 @@ std::string check_script(const std::string& workspace, const std::vector<std::st
         "command -v {0} >/dev/null 2>&1 || {{ echo 'the program '{0}' is not found in '{1}' or on the PATH'; "
         "exit {2}; }}\n",
         shell_quote(program), shell_quote(workspace), kMissing);
+  // A port held by a leftover process would otherwise surface as one
+  // server's bind error after everything else has started.
+  for (const auto& [port, what] : ports)
+    script += fmt::format(
+        "if command -v ss >/dev/null 2>&1 && ss -Hltn 'sport = :{0}' | grep -q .; then "
+        "echo 'port {0} ('{1}') is already in use'; exit {2}; fi\n",
+        port, shell_quote(what), kMissing);
   return script;
 }
 
@@ -61,9 +68,9 @@ std::string command_program(const std::string& command) {
 void check_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& workspace,
                         const std::vector<std::string>& files, const std::string& command, const SshOptions& ssh) {
   if (hosts.empty()) return;
-  const std::string script = check_script(workspace, files, command_program(command));
   std::vector<std::string> lines;
-  for (const RemoteHost& h : hosts) lines.push_back(ssh_command_line(h.host, ssh, script));
+  for (const RemoteHost& h : hosts)
+    lines.push_back(ssh_command_line(h.host, ssh, check_script(workspace, files, command_program(command), h.ports)));
   // The connect timeout, plus time for a slow login.
   const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, ssh.connect_timeout_s + 10);
   for (size_t i = 0; i < hosts.size(); ++i) {

@@ -13,11 +13,13 @@ namespace tessera::launch {
 struct RemoteHost {
   std::string host;
   std::string where;  // "ip_config:line", for errors
+  // Ports the job will listen on there, each with what it is for.
+  std::vector<std::pair<int, std::string>> ports;
 };
 
 // Before a job starts anything: every remote host answers and has the
-// workspace, the files the job's processes read there, and the program the
-// command runs. Throws tessera::Error naming the first host that fails (in
+// workspace, the files the job's processes read there, the program the
+// command runs, and its ports free (when it has `ss`, from iproute2). Throws tessera::Error naming the first host that fails (in
 // ip_config order). `files` are absolute or relative to `workspace`.
 void check_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& workspace,
                         const std::vector<std::string>& files, const std::string& command, const SshOptions& ssh);
