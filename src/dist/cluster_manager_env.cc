@@ -56,6 +56,23 @@ void node_from_blocks(Placement* p) {
          p->manager, p->rank, p->local_rank, p->local_size);
 }
 
+// Managers that give only a rank and a local rank: the node follows from
+// blocks (node_from_blocks).
+struct BlockManager {
+  const char* name;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* local_size;
+  const char* job;         // variable naming the job, if any
+  const char* job_prefix;  // keeps ids of different managers apart
+};
+constexpr BlockManager kBlockManagers[] = {
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_NAMESPACE", "ompi-"},
+    {"MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI_KVSNAME", "pmi-"},
+};
+
 std::optional<Placement> detect() {
   if (get("SLURM_PROCID") != nullptr && get("SLURM_NODEID") != nullptr) {
     Placement p;
@@ -69,29 +86,22 @@ std::optional<Placement> detect() {
       fail("Slurm: {} tasks on {} nodes; run the same number of tasks on every node (--ntasks-per-node)", p.size,
            p.nodes);
     p.local_size = p.size / p.nodes;
-    if (const char* job = get("SLURM_JOB_ID")) p.job = std::string("slurm") + job + "-" + (get("SLURM_STEP_ID") ? get("SLURM_STEP_ID") : "0");
+    if (const char* job = get("SLURM_JOB_ID")) {
+      const char* step = get("SLURM_STEP_ID");
+      p.job = std::string("slurm") + job + "-" + (step != nullptr ? step : "0");
+    }
     return p;
   }
-  if (get("OMPI_COMM_WORLD_RANK") != nullptr) {
+  for (const BlockManager& m : kBlockManagers) {
+    if (get(m.rank) == nullptr) continue;
     Placement p;
-    p.manager = "Open MPI";
-    p.rank = get_int("OMPI_COMM_WORLD_RANK", p.manager);
-    p.size = get_int("OMPI_COMM_WORLD_SIZE", p.manager);
-    p.local_rank = get_int("OMPI_COMM_WORLD_LOCAL_RANK", p.manager);
-    p.local_size = get_int("OMPI_COMM_WORLD_LOCAL_SIZE", p.manager);
+    p.manager = m.name;
+    p.rank = get_int(m.rank, p.manager);
+    p.size = get_int(m.size, p.manager);
+    p.local_rank = get_int(m.local_rank, p.manager);
+    p.local_size = get_int(m.local_size, p.manager);
     node_from_blocks(&p);
-    if (const char* ns = get("PMIX_NAMESPACE")) p.job = std::string("ompi-") + ns;
-    return p;
-  }
-  if (get("PMI_RANK") != nullptr) {
-    Placement p;
-    p.manager = "MPICH";
-    p.rank = get_int("PMI_RANK", p.manager);
-    p.size = get_int("PMI_SIZE", p.manager);
-    p.local_rank = get_int("MPI_LOCALRANKID", p.manager);
-    p.local_size = get_int("MPI_LOCALNRANKS", p.manager);
-    node_from_blocks(&p);
-    if (const char* kvs = get("PMI_KVSNAME")) p.job = std::string("pmi-") + kvs;
+    if (const char* job = get(m.job)) p.job = m.job_prefix + std::string(job);
     return p;
   }
   return std::nullopt;

@@ -96,8 +96,8 @@ EnvVars parse_extra_envs(const std::vector<std::string>& groups, const std::vect
 // Every port the job will listen on here must be free now; a clash found
 // later costs a timeout on every other process. (A remote host's ports are
 // its servers' to check: a server that cannot bind fails the job at once.)
-void check_ports(const std::vector<MachineAddress>& machines, int num_servers, int master_port,
-                 const std::string& ip_config) {
+void check_ports(const std::vector<MachineAddress>& machines, const std::vector<bool>& local, int num_servers,
+                 int master_port, const std::string& ip_config) {
   struct Use {
     std::string ip;
     int port;
@@ -105,10 +105,10 @@ void check_ports(const std::vector<MachineAddress>& machines, int num_servers, i
   };
   std::vector<Use> uses;
   const auto where = [&](size_t m) { return fmt::format("{}:{}", ip_config, machines[m].line); };
-  if (dist::is_local_address(machines[0].ip))
+  if (local[0])
     uses.push_back({machines[0].ip, master_port, fmt::format("the rendezvous store of machine 0, {}", where(0))});
   for (size_t m = 0; m < machines.size(); ++m)
-    for (int s = 0; s < num_servers && dist::is_local_address(machines[m].ip); ++s)
+    for (int s = 0; s < num_servers && local[m]; ++s)
       uses.push_back({machines[m].ip, machines[m].server_port(s),
                       fmt::format("server {} of machine {}, {}", s, m, where(m))});
   // read_ip_config keeps machines apart; only --master-port can collide.
@@ -140,11 +140,12 @@ JobPlan plan_job(const LaunchOptions& o) {
   plan.ip_config = fs::absolute(o.ip_config).lexically_normal().string();
   plan.part_config = (fs::path(plan.workspace) / o.part_config).lexically_normal().string();
   plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
+  for (const auto& m : plan.machines) plan.machine_is_local.push_back(dist::is_local_address(m.ip));
   plan.remote_ip_config = (fs::path(plan.workspace) / fs::path(plan.ip_config).filename()).string();
   std::map<std::string, size_t> remote_index;
   for (size_t m = 0; m < plan.machines.size(); ++m) {
     const MachineAddress& machine = plan.machines[m];
-    if (dist::is_local_address(machine.ip)) continue;
+    if (plan.machine_is_local[m]) continue;
     const auto [it, added] = remote_index.emplace(machine.host, plan.remote_hosts.size());
     if (added) plan.remote_hosts.push_back({machine.host, fmt::format("{}:{}", plan.ip_config, machine.line), {}});
     RemoteHost& host = plan.remote_hosts[it->second];
@@ -161,9 +162,9 @@ JobPlan plan_job(const LaunchOptions& o) {
   const std::vector<std::string> reserved = job_variable_names();
   const EnvVars extra = parse_extra_envs(o.extra_envs, reserved);
   const int master_port = o.master_port != 0 ? o.master_port : plan.machines[0].store_port();
-  if (!plan.remote_hosts.empty() && !dist::is_local_address(plan.machines[0].ip))
+  if (!plan.machine_is_local[0])
     plan.remote_hosts[0].ports.emplace_back(master_port, "the rendezvous store of machine 0");
-  check_ports(plan.machines, plan.num_servers, master_port, plan.ip_config);
+  check_ports(plan.machines, plan.machine_is_local, plan.num_servers, master_port, plan.ip_config);
 
   std::vector<int> trainers(plan.machines.size(), o.num_trainers);
   if (!o.trainers_per_machine.empty()) {
@@ -203,7 +204,7 @@ JobPlan plan_job(const LaunchOptions& o) {
         if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
         vars.insert(vars.end(), extra.begin(), extra.end());
         const MachineAddress& machine = plan.machines[m];
-        ProcessSpec spec{machine.host, !dist::is_local_address(machine.ip), plan.workspace, o.command, vars, reserved};
+        ProcessSpec spec{machine.host, !plan.machine_is_local[m], plan.workspace, o.command, vars, reserved};
         std::string label = env.label();
         if (spec.remote) {
           label += "@" + machine.host;

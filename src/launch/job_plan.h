@@ -21,6 +21,7 @@ struct JobPlan {
   // `tessera copy` puts it.
   std::string remote_ip_config;
   std::vector<dist::MachineAddress> machines;
+  std::vector<bool> machine_is_local;   // by machine: an address of this host
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
   int num_servers = 1;  // per machine
   std::vector<int> trainers_per_machine;
