@@ -199,6 +199,50 @@ TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
   EXPECT_EQ(leftovers_anywhere(), "");
 }
 
+// A YAML job file instead of ip_config + flags: per-host trainer counts,
+// workspace and ssh settings; the ip_config is generated and written to
+// the remote workspace by the launch itself.
+TEST_F(Cluster, JobFileWithPerHostWorkspaceTrainersAndSsh) {
+  const std::string copy = prepare({0, 1});
+  ASSERT_EQ(on_host(0, copy).exit_code, 0);
+  const std::string alt = workspace() + "/alt";
+  std::string copy_alt = copy;
+  copy_alt.replace(copy_alt.find("--workspace " + workspace()), 12 + workspace().size(), "--workspace " + alt);
+  ASSERT_EQ(on_host(0, copy_alt).exit_code, 0);
+  // Host 1 keeps its data only in the other workspace, and no ip_config.
+  fs::remove_all(host_dir(1) + "/ws/data");
+  fs::remove(host_dir(1) + "/ws/alt/ip_config.txt");
+  const std::string job = dir() + "/job.yml";
+  std::ofstream(job) << fmt::format(
+      "# 2 hosts, host 1 with its own workspace\n"
+      "command: bin/tessera train sage {} --num-epochs 5 --eval-every 5\n"
+      "part_config: data/cora.json\n"
+      "workspace: {}\n"
+      "num_servers: 1\n"
+      "num_samplers: 1\n"
+      "extra_envs: {{OMP_NUM_THREADS: 1}}\n"
+      "ssh:\n  key: {}/key\n  options: [UserKnownHostsFile={}/known_hosts]\n"
+      "hosts:\n"
+      "  - {{host: {}, base_port: 30050, trainers: 2}}\n"
+      "  - {{host: {}, base_port: 30050, trainers: 1, workspace: {}, ssh_port: 22}}\n",
+      kSageFlags, workspace(), dir(), dir(), addresses_[0], addresses_[1], alt);
+  const CommandResult r = on_host(0, fmt::format("cd {} && bin/tessera launch --job {}", workspace(), job));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("2,1 trainers each"), std::string::npos) << r.err;
+  const nlohmann::json m = final_metrics(r.out);
+  ASSERT_TRUE(m.is_object()) << r.out;
+  EXPECT_EQ(m["trainers"], 3);
+  EXPECT_EQ(read_file(host_dir(1) + "/ws/alt/ip_config.txt"),
+            fmt::format("{} 30050\n{} 30050\n", addresses_[0], addresses_[1]));
+  EXPECT_EQ(leftovers_anywhere(), "");
+
+  // Errors name the job file and the key.
+  std::ofstream(job) << "command: x\npart_config: p.json\nhosts:\n  - {host: 10.0.0.1, trainers: two}\n";
+  const CommandResult bad = run_tessera("launch --job " + job);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find(job + ":4: hosts[0].trainers is not an integer"), std::string::npos) << bad.err;
+}
+
 // DGL-KE's distributed training: the entity rows on the two hosts' servers.
 TEST_F(Cluster, KgeOnTwoHostsMatchesOneMachineAtEqualSteps) {
   TESSERA_REQUIRE_SHARED("kg/kinship", kinship);

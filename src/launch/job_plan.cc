@@ -122,6 +122,10 @@ void check_ports(const std::vector<MachineAddress>& machines, const std::vector<
 
 }  // namespace
 
+std::string machine_part_config(const JobPlan& plan, size_t machine) {
+  return (fs::path(plan.workspaces[machine]) / plan.part_config).lexically_normal().string();
+}
+
 std::string new_job_id() {
   std::random_device device;
   return fmt::format("j{}-{:06x}", ::getpid(), device() & 0xffffff);
@@ -134,30 +138,55 @@ JobPlan plan_job(const LaunchOptions& o) {
   fs::path workspace = fs::absolute(o.workspace).lexically_normal();
   if (!workspace.has_filename() && workspace.has_parent_path()) workspace = workspace.parent_path();  // "dir/"
   plan.workspace = workspace.string();
-  if (!fs::is_directory(plan.workspace, ec)) fail("--workspace {} is not a directory", o.workspace);
   // As in DGL: the ip_config is the launcher's (current directory); the
   // partition config is the job's (the workspace, where the command runs).
   plan.ip_config = fs::absolute(o.ip_config).lexically_normal().string();
-  plan.part_config = (fs::path(plan.workspace) / o.part_config).lexically_normal().string();
+  plan.part_config = o.part_config;
   plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
-  for (const auto& m : plan.machines) plan.machine_is_local.push_back(dist::is_local_address(m.ip));
-  plan.remote_ip_config = (fs::path(plan.workspace) / fs::path(plan.ip_config).filename()).string();
+  if (!o.machine_workspaces.empty() && o.machine_workspaces.size() != plan.machines.size())
+    fail("{} workspaces for {} machines", o.machine_workspaces.size(), plan.machines.size());
+  for (size_t m = 0; m < plan.machines.size(); ++m) {
+    plan.machine_is_local.push_back(dist::is_local_address(plan.machines[m].ip));
+    plan.workspaces.push_back(o.machine_workspaces.empty() ? plan.workspace : o.machine_workspaces[m]);
+    if (plan.machine_is_local[m] && !fs::is_directory(plan.workspaces[m], ec))
+      fail("workspace {} is not a directory", plan.workspaces[m]);
+  }
   std::map<std::string, size_t> remote_index;
   for (size_t m = 0; m < plan.machines.size(); ++m) {
     const MachineAddress& machine = plan.machines[m];
     if (plan.machine_is_local[m]) continue;
     const auto [it, added] = remote_index.emplace(machine.host, plan.remote_hosts.size());
-    if (added) plan.remote_hosts.push_back({machine.host, fmt::format("{}:{}", plan.ip_config, machine.line), {}});
+    if (added) {
+      RemoteHost host;
+      host.host = machine.host;
+      host.where = o.job_file.empty() ? fmt::format("{}:{}", plan.ip_config, machine.line)
+                                      : fmt::format("{}: hosts[{}]", o.job_file, m);
+      const auto ssh = o.ssh_by_host.find(machine.host);
+      host.ssh = ssh != o.ssh_by_host.end() ? ssh->second : o.ssh;
+      host.workspace = plan.workspaces[m];
+      // Remote processes read the ip_config in their workspace, where
+      // `tessera copy` (or a job file's launch) puts it.
+      host.ip_config_path = (fs::path(host.workspace) / fs::path(plan.ip_config).filename()).string();
+      host.ip_config_text = o.ip_config_text;
+      host.files = {host.ip_config_path, (fs::path(host.workspace) / o.part_config).lexically_normal().string()};
+      plan.remote_hosts.push_back(host);
+    }
     RemoteHost& host = plan.remote_hosts[it->second];
     for (int s = 0; s < plan.num_servers; ++s)
       host.ports.emplace_back(machine.server_port(s), fmt::format("server {} of machine {}", s, m));
   }
 
-  const PartitionConfig parts = PartitionConfig::load(plan.part_config);
-  if (parts.num_parts != static_cast<int>(plan.machines.size()))
-    fail("part config {} has {} partitions but ip_config {} lists {} machines; "
-         "partition the graph into as many parts as machines",
-         plan.part_config, parts.num_parts, plan.ip_config, plan.machines.size());
+  // The partition count is checked here when a machine is local (remote
+  // hosts are only checked for the file: reading it there costs a round trip).
+  const auto first_local = std::find(plan.machine_is_local.begin(), plan.machine_is_local.end(), true);
+  if (first_local != plan.machine_is_local.end()) {
+    const std::string path = machine_part_config(plan, static_cast<size_t>(first_local - plan.machine_is_local.begin()));
+    const PartitionConfig parts = PartitionConfig::load(path);
+    if (parts.num_parts != static_cast<int>(plan.machines.size()))
+      fail("part config {} has {} partitions but ip_config {} lists {} machines; "
+           "partition the graph into as many parts as machines",
+           path, parts.num_parts, plan.ip_config, plan.machines.size());
+  }
 
   const std::vector<std::string> reserved = job_variable_names();
   const EnvVars extra = parse_extra_envs(o.extra_envs, reserved);
@@ -184,7 +213,7 @@ JobPlan plan_job(const LaunchOptions& o) {
     env.trainers_per_machine = trainers;
   env.num_samplers = o.num_samplers;
   env.ip_config = plan.ip_config;
-  env.part_config = plan.part_config;
+
   env.master_addr = plan.machines[0].ip;
   env.master_port = master_port;
   env.timeout_s = o.timeout_s;
@@ -197,6 +226,9 @@ JobPlan plan_job(const LaunchOptions& o) {
         env.num_trainers = trainers[static_cast<size_t>(m)];
         env.server_id = role == Role::kServer ? i : 0;
         env.trainer_id = role == Role::kTrainer ? i : 0;
+        env.part_config = machine_part_config(plan, static_cast<size_t>(m));
+        if (!plan.machine_is_local[m])
+          env.ip_config = (fs::path(plan.workspaces[m]) / fs::path(plan.ip_config).filename()).string();
         EnvVars vars = env.to_environment();
         // Servers and trainers share a machine's cores: OpenMP threads that
         // spin after each parallel region starve the others (measured:
@@ -204,14 +236,9 @@ JobPlan plan_job(const LaunchOptions& o) {
         if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
         vars.insert(vars.end(), extra.begin(), extra.end());
         const MachineAddress& machine = plan.machines[m];
-        ProcessSpec spec{machine.host, !plan.machine_is_local[m], plan.workspace, o.command, vars, reserved};
-        std::string label = env.label();
-        if (spec.remote) {
-          label += "@" + machine.host;
-          for (auto& [name, value] : spec.env)
-            if (name == "TESSERA_IP_CONFIG") value = plan.remote_ip_config;
-        }
-        plan.processes.push_back({label, role, spec});
+        ProcessSpec spec{machine.host, !plan.machine_is_local[m], plan.workspaces[m], o.command, vars, reserved};
+        plan.processes.push_back({spec.remote ? env.label() + "@" + machine.host : env.label(), role, spec});
+        env.ip_config = plan.ip_config;
       }
   return plan;
 }

@@ -14,12 +14,10 @@ namespace tessera::launch {
 
 struct JobPlan {
   std::string job_id;
-  std::string workspace;    // absolute
+  std::string workspace;    // absolute; the launcher's
+  std::vector<std::string> workspaces;  // by machine, absolute
   std::string ip_config;    // absolute
-  std::string part_config;  // absolute
-  // Where processes on remote hosts read the ip_config: the workspace, where
-  // `tessera copy` puts it.
-  std::string remote_ip_config;
+  std::string part_config;  // as given: relative to each machine's workspace
   std::vector<dist::MachineAddress> machines;
   std::vector<bool> machine_is_local;   // by machine: an address of this host
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
@@ -31,6 +29,9 @@ struct JobPlan {
 // Reads and checks the ip_config, the partition config, the flags and the
 // ports. Fails (tessera::Error) on the first problem; starts nothing.
 JobPlan plan_job(const LaunchOptions& options);
+
+// Absolute path of the partition config on a machine.
+std::string machine_part_config(const JobPlan& plan, size_t machine);
 
 // Letters, digits and '-' only, unique per launch: "j<pid>-<6 hex digits>".
 std::string new_job_id();

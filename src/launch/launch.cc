@@ -33,9 +33,9 @@ std::string counts(const std::vector<int>& per_machine) {
 }
 
 // This host's leftovers, then the remote hosts'.
-void clean_up(const JobPlan& plan, const SshOptions& ssh) {
+void clean_up(const JobPlan& plan) {
   remove_segments(plan.job_id);
-  for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id, ssh))
+  for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id))
     write_all(STDERR_FILENO, fmt::format("launch: could not reach {} to check it for leftovers of job {}\n", host,
                                          plan.job_id));
 }
@@ -44,8 +44,7 @@ void clean_up(const JobPlan& plan, const SshOptions& ssh) {
 
 int run_launch(const LaunchOptions& options) {
   const JobPlan plan = plan_job(options);
-  check_remote_hosts(plan.remote_hosts, plan.workspace, {plan.remote_ip_config, plan.part_config}, options.command,
-                     options.ssh);
+  check_remote_hosts(plan.remote_hosts, options.command);
   store::remove_stale_segments();  // crashed jobs' leftovers
   write_all(STDERR_FILENO,
             fmt::format("launch: job {}: {} machines, {} servers and {} trainers each, {} samplers per trainer, "
@@ -54,7 +53,9 @@ int run_launch(const LaunchOptions& options) {
                         options.num_samplers, plan.workspace,
                         plan.remote_hosts.empty() ? "" : fmt::format(" ({} remote host(s) over ssh)", plan.remote_hosts.size())));
   auto local = make_local_spawner();
-  auto hosts = make_host_spawner(*local, options.ssh, plan.job_id);
+  std::map<std::string, SshOptions> ssh;
+  for (const RemoteHost& h : plan.remote_hosts) ssh.emplace(h.host, h.ssh);
+  auto hosts = make_host_spawner(*local, ssh, plan.job_id);
   Guardian guardian(plan.job_id);  // before the first process starts
   GuardedSpawner spawner(*hosts, guardian);
   SupervisorOptions supervise;
@@ -64,10 +65,10 @@ int run_launch(const LaunchOptions& options) {
   try {
     code = Supervisor(spawner, supervise).run(plan.processes);
   } catch (...) {
-    clean_up(plan, options.ssh);
+    clean_up(plan);
     throw;
   }
-  clean_up(plan, options.ssh);
+  clean_up(plan);
   return code;
 }
 

@@ -16,12 +16,15 @@ namespace {
 // 255 for its own failures.
 constexpr int kMissing = 3;
 
-std::string check_script(const std::string& workspace, const std::vector<std::string>& files,
-                         const std::string& program, const std::vector<std::pair<int, std::string>>& ports) {
+std::string check_script(const RemoteHost& host, const std::string& program) {
+  const std::string& workspace = host.workspace;
   std::string script = fmt::format(
       "cd {0} 2>/dev/null || {{ echo 'the workspace '{0}' does not exist'; exit {1}; }}\n", shell_quote(workspace),
       kMissing);
-  for (const std::string& f : files)
+  if (!host.ip_config_text.empty())  // written whole, then renamed: never half a file
+    script += fmt::format("printf %s {0} >{1}.tmp && mv {1}.tmp {1} || exit {2}\n", shell_quote(host.ip_config_text),
+                          shell_quote(host.ip_config_path), kMissing);
+  for (const std::string& f : host.files)
     script += fmt::format("[ -e {0} ] || {{ echo {0}' is missing in '{1}' (tessera copy puts it there)'; exit {2}; }}\n",
                           shell_quote(f), shell_quote(workspace), kMissing);
   if (!program.empty())
@@ -31,12 +34,19 @@ std::string check_script(const std::string& workspace, const std::vector<std::st
         shell_quote(program), shell_quote(workspace), kMissing);
   // A port held by a leftover process would otherwise surface as one
   // server's bind error after everything else has started.
-  for (const auto& [port, what] : ports)
+  for (const auto& [port, what] : host.ports)
     script += fmt::format(
         "if command -v ss >/dev/null 2>&1 && ss -Hltn 'sport = :{0}' | grep -q .; then "
         "echo 'port {0} ('{1}') is already in use'; exit {2}; fi\n",
         port, shell_quote(what), kMissing);
   return script;
+}
+
+// The connect timeout, plus time for a slow login.
+int answer_timeout_s(const std::vector<RemoteHost>& hosts) {
+  int longest = 0;
+  for (const RemoteHost& h : hosts) longest = std::max(longest, h.ssh.connect_timeout_s);
+  return longest + 10;
 }
 
 std::string last_line(std::string text) {
@@ -65,19 +75,15 @@ std::string command_program(const std::string& command) {
   }
 }
 
-void check_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& workspace,
-                        const std::vector<std::string>& files, const std::string& command, const SshOptions& ssh) {
+void check_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& command) {
   if (hosts.empty()) return;
   std::vector<std::string> lines;
-  for (const RemoteHost& h : hosts)
-    lines.push_back(ssh_command_line(h.host, ssh, check_script(workspace, files, command_program(command), h.ports)));
-  // The connect timeout, plus time for a slow login.
-  const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, ssh.connect_timeout_s + 10);
+  for (const RemoteHost& h : hosts) lines.push_back(ssh_command_line(h.host, h.ssh, check_script(h, command_program(command))));
+  const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, answer_timeout_s(hosts));
   for (size_t i = 0; i < hosts.size(); ++i) {
     const CommandOutcome& o = outcomes[i];
     const RemoteHost& h = hosts[i];
-    if (o.timed_out)
-      fail("{}: host {}: no answer over ssh within {}s", h.where, h.host, ssh.connect_timeout_s + 10);
+    if (o.timed_out) fail("{}: host {}: no answer over ssh within {}s", h.where, h.host, answer_timeout_s(hosts));
     if (o.exit_code == kMissing) fail("{}: host {}: {}", h.where, h.host, last_line(o.out));
     if (o.exit_code != 0)
       fail("{}: host {}: cannot run a command over ssh (exit code {}): {}", h.where, h.host, o.exit_code,
@@ -85,8 +91,7 @@ void check_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string&
   }
 }
 
-std::vector<std::string> sweep_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& job_id,
-                                            const SshOptions& ssh) {
+std::vector<std::string> sweep_remote_hosts(const std::vector<RemoteHost>& hosts, const std::string& job_id) {
   if (hosts.empty()) return {};
   // The job id holds letters, digits and '-' only (job_plan.h).
   const std::string script = fmt::format(
@@ -96,8 +101,8 @@ std::vector<std::string> sweep_remote_hosts(const std::vector<RemoteHost>& hosts
       "rm -f /dev/shm/tessera.{0}.*",
       job_id);
   std::vector<std::string> lines;
-  for (const RemoteHost& h : hosts) lines.push_back(ssh_command_line(h.host, ssh, script));
-  const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, ssh.connect_timeout_s + 10);
+  for (const RemoteHost& h : hosts) lines.push_back(ssh_command_line(h.host, h.ssh, script));
+  const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, answer_timeout_s(hosts));
   std::vector<std::string> unreachable;
   for (size_t i = 0; i < hosts.size(); ++i)
     if (outcomes[i].exit_code != 0) unreachable.push_back(hosts[i].host);

@@ -12,6 +12,7 @@
 
 #include "ssh.h"
 #include "tessera/launch/spawner.h"
+#include "tessera/util/error.h"
 
 namespace tessera::launch {
 namespace {
@@ -46,7 +47,7 @@ std::string wrapper_script(const ProcessSpec& spec, const std::string& job_id) {
 
 class HostSpawner : public Spawner {
  public:
-  HostSpawner(Spawner& local, SshOptions ssh, std::string job_id)
+  HostSpawner(Spawner& local, std::map<std::string, SshOptions> ssh, std::string job_id)
       : local_(local), ssh_(std::move(ssh)), job_id_(std::move(job_id)) {}
 
   SpawnedProcess spawn(const ProcessSpec& spec) override {
@@ -54,21 +55,24 @@ class HostSpawner : public Spawner {
     ProcessSpec ssh;
     ssh.host = spec.host;
     ssh.workdir = "/";
-    ssh.command = "exec " + ssh_command_line(spec.host, ssh_, wrapper_script(spec, job_id_));
+    const auto options = ssh_.find(spec.host);
+    if (options == ssh_.end()) fail("no ssh settings for host {}", spec.host);  // job_plan gives every remote host some
+    ssh.command = "exec " + ssh_command_line(spec.host, options->second, wrapper_script(spec, job_id_));
     ssh.stdin_pipe = true;
     return local_.spawn(ssh);
   }
 
  private:
   Spawner& local_;
-  SshOptions ssh_;
+  std::map<std::string, SshOptions> ssh_;
   std::string job_id_;
 };
 
 }  // namespace
 
-std::unique_ptr<Spawner> make_host_spawner(Spawner& local, const SshOptions& ssh, const std::string& job_id) {
-  return std::make_unique<HostSpawner>(local, ssh, job_id);
+std::unique_ptr<Spawner> make_host_spawner(Spawner& local, std::map<std::string, SshOptions> ssh,
+                                           const std::string& job_id) {
+  return std::make_unique<HostSpawner>(local, std::move(ssh), job_id);
 }
 
 }  // namespace tessera::launch

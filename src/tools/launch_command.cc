@@ -30,11 +30,13 @@ void add_launch_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("launch", "run a job's servers and trainers on the machines of an ip_config");
   cmd->allow_extras(false);
   cmd->add_option("--workspace", o->workspace, "directory the command runs in (default: the current one)");
-  cmd->add_option("--ip-config,--ip_config", o->ip_config, "one line per machine: IP [base_port [num_servers]]")
-      ->required();
+  auto job = std::make_shared<std::string>();
+  CLI::Option* job_flag = cmd->add_option("--job", *job, "a YAML job file instead of --ip-config, the flags and the command");
+  cmd->add_option("--ip-config,--ip_config", o->ip_config, "one line per machine: HOST [base_port [num_servers]]")
+      ->excludes(job_flag);
   cmd->add_option("--part-config,--part_config", o->part_config,
                   "partition config <out>/<graph>.json (relative to the workspace)")
-      ->required();
+      ->excludes(job_flag);
   cmd->add_option("--num-servers,--num_servers", o->num_servers,
                   "servers per machine (default: the ip_config's third column, else 1)");
   auto trainers = std::make_shared<std::string>("1");
@@ -48,12 +50,18 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
   add_ssh_flags(cmd, o->ssh);
-  // Required, so that a command that happens to be a subcommand's name
-  // ("inspect ...") is still taken as the command.
-  cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->required();
-  cmd->callback([o, trainers] {
-    parse_trainer_counts(*trainers, o.get());
-    const int code = launch::run_launch(*o);
+  cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->excludes(job_flag);
+  cmd->callback([o, trainers, job] {
+    int code;
+    if (!job->empty()) {
+      code = launch::run_launch_job(*job);
+    } else {
+      for (const auto& [value, name] : {std::pair{&o->ip_config, "--ip-config"}, {&o->part_config, "--part-config"},
+                                        {&o->command, "command"}})
+        if (value->empty()) throw CLI::RequiredError(name);
+      parse_trainer_counts(*trainers, o.get());
+      code = launch::run_launch(*o);
+    }
     // The job's exit code is the launcher's; CLI::RuntimeError carries it out
     // of the parse without printing anything.
     if (code != 0) throw CLI::RuntimeError(code);

@@ -4,6 +4,7 @@
 // as local processes; the others are reached over ssh (ssh.h).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,25 @@ struct LaunchOptions {
   double server_wait_s = 30;  // how long servers may take to exit after the trainers
   std::string command;      // run with /bin/sh -c in the workspace
   SshOptions ssh;
+  // Set by a job file (launch --job): machines in ip_config order.
+  std::vector<std::string> machine_workspaces;   // empty: `workspace` everywhere
+  std::map<std::string, SshOptions> ssh_by_host;  // hosts with their own ssh settings
+  std::string ip_config_text;  // the generated ip_config, written to remote workspaces too
+  std::string job_file;        // for messages
 };
 
 // Checks everything, runs the job and cleans up; returns the launcher's exit
 // code (0, the first failure's code, or 128 + signal when interrupted).
 // Throws tessera::Error for problems found before any process starts.
 int run_launch(const LaunchOptions& options);
+
+// `tessera launch --job job.yml`, in the style of GraphLearn-for-PyTorch's
+// job files: hosts (address or name, base port, trainers, and optionally
+// their own workspace and ssh port / user / key), the command, the
+// partition config, server / sampler counts, environment and ssh settings,
+// instead of an ip_config and flags (format in job_file.cc). The ip_config
+// is generated from the hosts and written to every remote workspace.
+int run_launch_job(const std::string& job_file);
 
 // `tessera copy` (DGL's tools/copy_files.py): puts on machine i of an
 // ip_config what its processes read, and nothing more: partition i's arrays

@@ -8,10 +8,13 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tessera/launch/launch.h"
 
 namespace tessera::launch {
 
@@ -51,9 +54,10 @@ class Spawner {
 // the launcher dies (so a killed launcher leaves no orphans).
 std::unique_ptr<Spawner> make_local_spawner();
 
-struct SshOptions;
 // Starts specs with `remote` set over ssh (through `local`, which must outlive
-// it) and the others with `local` directly.
-std::unique_ptr<Spawner> make_host_spawner(Spawner& local, const SshOptions& ssh, const std::string& job_id);
+// it) and the others with `local` directly; `ssh` says how to reach each
+// remote host.
+std::unique_ptr<Spawner> make_host_spawner(Spawner& local, std::map<std::string, SshOptions> ssh,
+                                           const std::string& job_id);
 
 }  // namespace tessera::launch
