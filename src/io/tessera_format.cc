@@ -10,11 +10,11 @@
 //  "extra": {"valid_triples": "extra/valid_triples.npy"},
 //  "relation_names": "relations.txt"}
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "formats.h"
+#include "tessera/io/json_file.h"
 #include "tessera/io/npy.h"
 #include "tessera/io/staged_dir.h"
 #include "tessera/io/text.h"
@@ -61,16 +61,7 @@ void read_edge_csv(const std::string& path, EdgeType* e) {
 
 Dataset read_tessera_dir(const std::string& dir) {
   const std::string meta_path = path_join(dir, "meta.json");
-  json meta;
-  {
-    std::ifstream in(meta_path);
-    if (!in) fail("{}: cannot open", meta_path);
-    try {
-      meta = json::parse(in);
-    } catch (const json::parse_error& e) {
-      fail("{}: invalid JSON: {}", meta_path, e.what());
-    }
-  }
+  const json meta = read_json_file(meta_path, meta_path + ": cannot open");
   if (!meta.is_object()) fail("{}: expected a JSON object", meta_path);
   auto file = [&](const std::string& rel) { return path_join(dir, rel); };
 

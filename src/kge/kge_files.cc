@@ -1,9 +1,9 @@
 #include "kge_files.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "embedding_table.h"
+#include "tessera/io/json_file.h"
 #include "tessera/io/npy.h"
 #include "tessera/io/staged_dir.h"
 #include "tessera/util/error.h"
@@ -53,14 +53,8 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
 
 KgeOptions options_from_config(const std::string& save_path, const KgeOptions& base) {
   const std::string path = (fs::path(save_path) / "config.json").string();
-  std::ifstream in(path);
-  if (!in) fail("{}: cannot open (expected the config.json that `tessera kge train` writes)", path);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const std::exception& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
-  }
+  const nlohmann::json j =
+      read_json_file(path, path + ": cannot open (expected the config.json that `tessera kge train` writes)");
   KgeOptions o = base;
   try {
     o.model_name = j.at("model").get<std::string>();
@@ -119,14 +113,9 @@ void write_checkpoint(const std::string& save_path, const Checkpoint& c, const n
 
 Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config) {
   const std::string dir = (fs::path(save_path) / "checkpoint").string();
-  std::ifstream in(dir + "/progress.json");
-  if (!in) fail("--resume: no checkpoint in {} (training writes one every --checkpoint_interval steps)", dir);
-  nlohmann::json progress;
-  try {
-    in >> progress;
-  } catch (const std::exception& e) {
-    fail("{}/progress.json: not valid JSON: {}", dir, e.what());
-  }
+  const nlohmann::json progress = read_json_file(
+      dir + "/progress.json",
+      fmt::format("--resume: no checkpoint in {} (training writes one every --checkpoint_interval steps)", dir));
   for (const char* key : {"model", "emb_size", "n_entities", "n_relations", "double_ent", "double_rel"})
     if (progress.value(key, nlohmann::json()) != config.at(key))
       fail("--resume: the checkpoint in {} has {} = {}, this run {}", dir, key, progress.value(key, nlohmann::json()).dump(),

@@ -1,8 +1,8 @@
+#include "tessera/io/json_file.h"
 #include "tessera/partition/partition_config.h"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -80,16 +80,7 @@ json write_schema(const std::map<std::string, std::map<std::string, ArraySchema>
 }  // namespace
 
 PartitionConfig PartitionConfig::load(const std::string& json_path) {
-  json j;
-  {
-    std::ifstream in(json_path);
-    if (!in) fail("{}: cannot open partition config", json_path);
-    try {
-      j = json::parse(in);
-    } catch (const json::exception& e) {
-      fail("{}: invalid JSON: {}", json_path, e.what());
-    }
-  }
+  const json j = read_json_file(json_path, json_path + ": cannot open partition config");
   PartitionConfig c;
   c.dir = fs::path(json_path).parent_path().string();
   if (c.dir.empty()) c.dir = ".";

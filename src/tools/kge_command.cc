@@ -73,7 +73,7 @@ void add_train(CLI::App& kge) {
   cmd->add_flag("--async_update", o->async_update,
                 "accepted for DGL-KE's command line: distributed pushes always overlap the next step");
   cmd->add_option("--force_sync_interval", o->force_sync_interval,
-                  "distributed: steps between averaging the relation replicas (default 1000)");
+                  "distributed: steps between syncs of the relation replicas (default 1000)");
   cmd->add_option("--save_path", o->save_path, "where embeddings, config.json, metrics.jsonl go (default ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
