@@ -34,6 +34,7 @@ const std::string kHostsScript = std::string(TESSERA_SOURCE_DIR) + "/tests/clust
 const char* kSageFlags =
     "--graph-name cora --fan-out 10,25 --batch-size 32 --lr 0.01 --num-hidden 64 --dropout 0.6 "
     "--weight-decay 5e-4 --aggregator gcn --seed 1";
+const char* kSageEpochs = "--num-epochs 30 --eval-every 30";
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -94,9 +95,9 @@ class Cluster : public ::testing::Test {
   }
 
   // Partitions Cora (or takes `part_config`), writes the ip_config of hosts
-  // `machines` and a script folder holding the binary; returns the copy
-  // command (run on host 0).
-  std::string prepare(const std::vector<int>& machines, std::string part_config = "") {
+  // `machines` (the last `clients` of them client machines) and a script
+  // folder holding the binary; returns the copy command (run on host 0).
+  std::string prepare(const std::vector<int>& machines, std::string part_config = "", size_t clients = 0) {
     if (part_config.empty()) {
       part_config = dir() + "/p2/cora.json";
       if (!fs::exists(part_config)) {
@@ -106,7 +107,9 @@ class Cluster : public ::testing::Test {
     }
     std::ofstream ip(dir() + "/ip_config.txt");
     ip << "# simulated hosts, one base port for all: they are different machines\n";
-    for (int m : machines) ip << addresses_[static_cast<size_t>(m)] << " 30050\n";
+    for (size_t i = 0; i < machines.size(); ++i)
+      ip << addresses_[static_cast<size_t>(machines[i])] << " 30050" << (i + clients >= machines.size() ? " client" : "")
+         << "\n";
     ip.close();
     fs::create_directories(dir() + "/scripts/bin");
     fs::copy_file(TESSERA_BINARY, dir() + "/scripts/bin/tessera", fs::copy_options::update_existing);
@@ -119,6 +122,22 @@ class Cluster : public ::testing::Test {
     return fmt::format("cd {} && bin/tessera launch --ip-config ip_config.txt --part-config data/cora.json "
                        "--num-servers 1 --num-trainers 1 --num-samplers 1 {} \"bin/tessera train sage {} {}\"",
                        workspace(), ssh_flags(), kSageFlags, train_flags);
+  }
+
+  // A job's Cora test accuracy (kSageFlags, kSageEpochs) against the same
+  // training run standalone.
+  void expect_standalone_accuracy(const nlohmann::json& metrics, const char* setting) {
+    TempDir alone;
+    ASSERT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 1 --out {}/p1", cora_,
+                                      alone.path())).exit_code, 0);
+    const CommandResult s = run_tessera(fmt::format("train sage --standalone --part-config {}/p1/cora.json {} {} --out {}/out",
+                                                    alone.path(), kSageFlags, kSageEpochs, alone.path()));
+    ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+    const double distributed = metrics["test_acc"].get<double>();
+    const double standalone = final_metrics(s.out)["test_acc"].get<double>();
+    std::printf("cora test accuracy, %s %.4f, standalone %.4f\n", setting, distributed, standalone);
+    EXPECT_GE(distributed, 0.76);
+    EXPECT_NEAR(distributed, standalone, 0.03);
   }
 
   // Processes left on a host besides its sshd listener, and its segments.
@@ -174,7 +193,7 @@ TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("machine 1 (" + addresses_[1] + "): 0 file(s) sent"), std::string::npos) << again.out;
 
-  const CommandResult r = on_host(0, launch_line("--num-epochs 30 --eval-every 30 --out out"));
+  const CommandResult r = on_host(0, launch_line(fmt::format("{} --out out", kSageEpochs)));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // The remote machine's lines came back through ssh, named with their host.
   EXPECT_NE(r.err.find("[m1/trainer/0@" + addresses_[1] + "] trainer m1/trainer/0: finished"), std::string::npos)
@@ -184,18 +203,39 @@ TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
   EXPECT_EQ(m["trainers"], 2);
   EXPECT_TRUE(fs::exists(host_dir(0) + "/ws/out/model/model.pt"));
 
-  TempDir alone;
-  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 1 --out {}/p1", cora_,
-                                    alone.path())).exit_code, 0);
-  const CommandResult s = run_tessera(fmt::format("train sage --standalone --part-config {}/p1/cora.json {} "
-                                                  "--num-epochs 30 --eval-every 30 --out {}/out",
-                                                  alone.path(), kSageFlags, alone.path()));
-  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
-  const double distributed = m["test_acc"].get<double>();
-  const double standalone = final_metrics(s.out)["test_acc"].get<double>();
-  std::printf("cora test accuracy on 2 simulated hosts %.4f, standalone %.4f\n", distributed, standalone);
-  EXPECT_GE(distributed, 0.76);
-  EXPECT_NEAR(distributed, standalone, 0.03);
+  expect_standalone_accuracy(m, "on 2 simulated hosts");
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
+
+// Server-client mode (GraphLearn-for-PyTorch's): host 0 holds the only
+// partition and runs the server, hosts 1 and 2 are clients that hold no
+// partition and run the trainers, reaching every row and sample over RPC.
+TEST_F(Cluster, ServerClientOneServerHostTwoClientHostsMatchesStandalone) {
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 1 --out {}/p1", cora_, dir()))
+                .exit_code, 0);
+  const CommandResult copy = on_host(0, prepare({0, 1, 2}, dir() + "/p1/cora.json", /*clients=*/2));
+  ASSERT_EQ(copy.exit_code, 0) << copy.out << copy.err;
+  // Clients get the configs, the dataset-level files and the binary, but no partition.
+  for (int h : {1, 2}) {
+    EXPECT_TRUE(fs::exists(host_dir(h) + "/ws/data/cora.json")) << h;
+    EXPECT_TRUE(fs::exists(host_dir(h) + "/ws/bin/tessera")) << h;
+    EXPECT_FALSE(fs::exists(host_dir(h) + "/ws/data/part0")) << h;
+  }
+  EXPECT_TRUE(fs::exists(host_dir(0) + "/ws/data/part0/orig_nids.npy"));
+
+  const CommandResult r = on_host(0, launch_line(fmt::format("{} --out out", kSageEpochs)));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (int h : {1, 2})
+    EXPECT_NE(r.err.find(fmt::format("[m{0}/trainer/0@{1}] trainer m{0}/trainer/0: finished", h, addresses_[h])),
+              std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[m0/trainer/"), std::string::npos) << "the server host runs no trainer: " << r.err;
+  EXPECT_EQ(r.err.find("/server/0@"), std::string::npos) << "client hosts run no server: " << r.err;
+  const nlohmann::json m = final_metrics(r.out);
+  ASSERT_TRUE(m.is_object()) << r.out;
+  EXPECT_EQ(m["trainers"], 2);
+  EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/out/model/model.pt"));
+
+  expect_standalone_accuracy(m, "1 server host + 2 client hosts");
   EXPECT_EQ(leftovers_anywhere(), "");
 }
 
@@ -241,6 +281,11 @@ TEST_F(Cluster, JobFileWithPerHostWorkspaceTrainersAndSsh) {
   const CommandResult bad = run_tessera("launch --job " + job);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find(job + ":4: hosts[0].trainers is not an integer"), std::string::npos) << bad.err;
+  std::ofstream(job) << "command: x\npart_config: p.json\nhosts:\n  - {host: 10.0.0.1, role: boss}\n";
+  const CommandResult role = run_tessera("launch --job " + job);
+  EXPECT_EQ(role.exit_code, 1);
+  EXPECT_NE(role.err.find(job + ":4: hosts[0].role is 'boss', expected server or client"), std::string::npos)
+      << role.err;
 }
 
 // DGL-KE's distributed training: the entity rows on the two hosts' servers.

@@ -217,6 +217,56 @@ TEST_F(DistTest, MachinesWithDifferentTrainerCounts) {
   EXPECT_NE(bad.err.find("--num-trainers gives 3 counts but ip_config"), std::string::npos) << bad.err;
 }
 
+// Server-client mode: machines without partitions run trainers only and
+// reach every row, sample and optimizer step through the servers, with
+// roles from the ip_config or from --client-hosts.
+TEST_F(DistTest, ClientMachinesWithoutPartitionsRunTheTrainers) {
+  const std::string ip = ip_config(3, 1);
+  {
+    std::ifstream in(ip);
+    std::string l0, l1, l2;
+    std::getline(in, l0), std::getline(in, l1), std::getline(in, l2);
+    std::ofstream(scratch_ / "roles.txt") << l0 << "\n" << l1 << "\n" << l2 << " client\n";
+    std::ofstream(scratch_ / "misordered.txt") << l0 << "\n" << l2 << " client\n" << l1 << "\n";
+  }
+  const std::string client = fmt::format("127.0.0.1:{}", base_port_ + 2 * 3);
+  struct Run {
+    std::string flags;
+    int trainers;
+    std::vector<const char*> labels;
+  };
+  for (const Run& run : {Run{fmt::format("--ip-config {} --num-trainers 2", scratch_ / "roles.txt"), 2,
+                             {"[m2/trainer/0]", "[m2/trainer/1]"}},
+                         Run{fmt::format("--ip-config {} --client-hosts {} --num-trainers 1,0,2", ip, client), 3,
+                             {"[m0/trainer/0]", "[m2/trainer/0]", "[m2/trainer/1]"}}}) {
+    const std::string out = scratch_ / fmt::format("run{}", run.trainers);
+    fs::create_directories(out);
+    const CommandResult r = run_command(fmt::format("{} launch {} --part-config {} --timeout 30 \"{} check --data {} --out {}\"",
+                                                    TESSERA_BINARY, run.flags, part_config(2), TESSERA_DIST_WORKER,
+                                                    data(), out));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(count(r.out, "all checks passed"), run.trainers) << r.out;
+    for (const char* label : run.labels) EXPECT_NE(r.out.find(label), std::string::npos) << label;
+    EXPECT_EQ(r.out.find("[m1/trainer/"), std::string::npos) << r.out;
+    EXPECT_EQ(count(r.err, "serving partition"), 2) << "servers run on the 2 server machines only: " << r.err;
+    EXPECT_EQ(r.err.find("[m2/server/"), std::string::npos) << r.err;
+  }
+
+  const CommandResult misordered = run_command(fmt::format("{} launch --ip-config {} --part-config {} true",
+                                                           TESSERA_BINARY, scratch_ / "misordered.txt", part_config(2)));
+  EXPECT_EQ(misordered.exit_code, 1);
+  EXPECT_NE(misordered.err.find("comes after a client machine; list the server machines first"), std::string::npos)
+      << misordered.err;
+  const CommandResult unknown = run_command(fmt::format("{} launch --ip-config {} --part-config {} --client-hosts 10.9.9.9 true",
+                                                        TESSERA_BINARY, ip, part_config(2)));
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("--client-hosts: '10.9.9.9' is not a machine of"), std::string::npos) << unknown.err;
+  const CommandResult parts = run_command(fmt::format("{} launch --ip-config {} --part-config {} --client-hosts {} true",
+                                                      TESSERA_BINARY, ip, part_config(1), client));
+  EXPECT_EQ(parts.exit_code, 1);
+  EXPECT_NE(parts.err.find("lists 2 machines holding partitions"), std::string::npos) << parts.err;
+}
+
 // srun or mpirun start every process themselves; each finds its machine
 // and role in the manager's variables and the job runs as under the launcher.
 TEST_F(DistTest, StartedBySlurmOrMpirunWithoutTheLauncher) {
@@ -251,6 +301,32 @@ TEST_F(DistTest, StartedBySlurmOrMpirunWithoutTheLauncher) {
     EXPECT_EQ(count(logs, "shut down"), 4) << logs;
     EXPECT_EQ(store::count_job_segments(manager == "slurm" ? job + manager + "-0" : job + manager), 0);
   }
+
+  // Server-client under srun: node 1's ip_config line says `client`, so
+  // both its processes are trainers and node 0's two are servers only.
+  std::ifstream in(ip);
+  std::string l0, l1;
+  std::getline(in, l0), std::getline(in, l1);
+  const std::string client_ip = scratch_ / "client_ip.txt";
+  std::ofstream(client_ip) << l0 << "\n" << l1 << " client\n";
+  const std::string out = scratch_ / "server-client";
+  fs::create_directories(out);
+  std::vector<std::unique_ptr<BackgroundCommand>> processes;
+  for (int rank = 0; rank < 4; ++rank)
+    processes.push_back(std::make_unique<BackgroundCommand>(
+        fmt::format("env SLURM_JOB_ID={}sc SLURM_STEP_ID=0 SLURM_PROCID={} SLURM_NTASKS=4 SLURM_LOCALID={} "
+                    "SLURM_NODEID={} SLURM_NNODES=2 TESSERA_IP_CONFIG={} TESSERA_PART_CONFIG={} TESSERA_NUM_SERVERS=2 "
+                    "TESSERA_TIMEOUT_S=30 {} check --data {} --out {}",
+                    job, rank, rank % 2, rank / 2, client_ip, part_config(1), TESSERA_DIST_WORKER, data(), out),
+        fmt::format("{}/rank{}.log", out, rank)));
+  std::string logs;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(processes[rank]->wait(120), 0) << "server-client rank " << rank;
+    logs += read_file(fmt::format("{}/rank{}.log", out, rank));
+  }
+  EXPECT_EQ(count(logs, "all checks passed"), 2) << logs;
+  EXPECT_EQ(count(logs, "all-reduce and all-gather over 2 trainers are correct"), 2) << logs;
+  EXPECT_EQ(count(logs, "serving partition 0"), 2) << logs;
 }
 
 // The manager's placement must leave trainers on every node.

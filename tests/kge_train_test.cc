@@ -93,36 +93,52 @@ TEST(KgeTrain, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_NE(other.err.find("emb_size"), std::string::npos) << other.err;
 }
 
-TEST(KgeTrain, TwoMachinesMatchOneMachineAtEqualSteps) {
+TEST(KgeTrain, TwoMachinesAndServerClientMatchOneMachineAtEqualSteps) {
   TESSERA_REQUIRE_SHARED("kg/kinship", data);
   TempDir dir;
   const std::string d = dir.path();
-  const CommandResult p = run_tessera(fmt::format("kge partition --data_path {} -k 2 --out {}/p2", data, d));
-  ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  for (int k : {1, 2}) {
+    const CommandResult p = run_tessera(fmt::format("kge partition --data_path {} -k {} --out {}/p{}", data, k, d, k));
+    ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  }
   // Hogwild workers and asynchronous pushes make single runs vary (measured
   // over seeds and repeats: distributed 0.475-0.486, one machine
-  // 0.471-0.479), so each side is the mean of two seeds.
-  double dist_mrr = 0, one_mrr = 0;
+  // 0.471-0.479, server-client 0.465-0.480), so each side is the mean of
+  // two seeds.
+  double dist_mrr = 0, one_mrr = 0, server_client_mrr = 0;
   std::string base = kKinshipFlags;
   base.erase(base.find(" --seed 1"), 9);
   for (int seed : {1, 2}) {
     const std::string flags = fmt::format("{} --max_step 2000 --force_sync_interval 50 --seed {}", base, seed);
-    const CommandResult r = run_command(fmt::format(
-        "{} launch --ip-config {} --part-config {}/p2/kinship.json --num-servers 1 --num-trainers 1 "
-        "\"{} kge train {} --num_thread 1 --save_path {}/dist\"",
-        TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, flags, d));
-    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    const nlohmann::json dist = final_metrics(r.out);
-    ASSERT_TRUE(dist.is_object()) << r.out;
-    EXPECT_EQ(dist["trainers"], 2);
+    const std::string ip = loopback_ip_config(d, 2);
+    // 2 machines with a partition and a trainer each; then server-client:
+    // machine 0 holds the only partition and runs no trainer, machine 1 is
+    // a client running 2 trainers that reach every row over RPC.
+    std::string client_text = read_file(ip);
+    client_text.insert(client_text.size() - 1, " client");
+    std::ofstream(d + "/ip_client.txt") << client_text;
+    for (const auto& [launch_flags, mrr] :
+         {std::pair{fmt::format("--ip-config {} --part-config {}/p2/kinship.json --num-trainers 1", ip, d), &dist_mrr},
+          {fmt::format("--ip-config {}/ip_client.txt --part-config {}/p1/kinship.json --num-trainers 2", d, d),
+           &server_client_mrr}}) {
+      const CommandResult r = run_command(fmt::format("{} launch {} --num-servers 1 \"{} kge train {} --num_thread 1 "
+                                                      "--save_path {}/dist\"",
+                                                      TESSERA_BINARY, launch_flags, TESSERA_BINARY, flags, d));
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+      const nlohmann::json m = final_metrics(r.out);
+      ASSERT_TRUE(m.is_object()) << r.out;
+      EXPECT_EQ(m["trainers"], 2);
+      *mrr += m["test_mrr"].get<double>() / 2;
+    }
     const nlohmann::json one = train_ok(fmt::format("--data_path {} {} --num_proc 2 --save_path {}/one", data, flags, d));
     ASSERT_TRUE(one.is_object());
-    dist_mrr += dist["test_mrr"].get<double>() / 2;
     one_mrr += one["test_mrr"].get<double>() / 2;
   }
-  std::printf("kinship DistMult test MRR, mean of 2 seeds: 2 machines %.4f, one machine %.4f\n", dist_mrr, one_mrr);
+  std::printf("kinship DistMult test MRR, mean of 2 seeds: 2 machines %.4f, server-client %.4f, one machine %.4f\n",
+              dist_mrr, server_client_mrr, one_mrr);
   EXPECT_GT(dist_mrr, 0.4);
   EXPECT_NEAR(dist_mrr, one_mrr, 0.01);
+  EXPECT_NEAR(server_client_mrr, one_mrr, 0.015);
   // Saved in original IDs: the same shapes and names as a standalone run.
   EXPECT_EQ(read_npy(d + "/dist/kinship_DistMult_entity.npy").shape(), (std::vector<int64_t>{104, 128}));
   EXPECT_EQ(read_file(d + "/dist/entities.tsv"), read_file(d + "/one/entities.tsv"));

@@ -250,7 +250,10 @@ TEST_F(Launch, IpConfigErrorsNameFileAndLine) {
       {fmt::format("127.0.0.1 {}\n127.0.0.1 {}\n", base, base + 1), ":2: ports"},
       {fmt::format("127.0.0.1 {}  # trailing comment\nbad_host! {}\n", base, base + 2),
        ":2: 'bad_host!' is neither an IPv4 address nor a host name"},
-      {fmt::format("127.0.0.1 {} 1 extra\n", base), ":1: expected 'HOST [base_port [num_servers]]', found 4 fields"},
+      {fmt::format("127.0.0.1 {} 1 extra\n", base),
+       ":1: expected 'HOST [base_port [num_servers]] [server|client]', found 4 fields"},
+      {fmt::format("127.0.0.1 {} 1 client\n", base), ":1: a client machine runs no servers"},
+      {fmt::format("127.0.0.1 {} client\n", base), ": every machine is a client; at least one must hold a partition"},
   };
   for (const Case& c : cases) {
     const std::string ip = write_ip_config(c.text);

@@ -11,7 +11,8 @@
 // The user exports TESSERA_IP_CONFIG and TESSERA_PART_CONFIG (and may set
 // TESSERA_NUM_SERVERS, TESSERA_NUM_SAMPLERS, TESSERA_JOB_ID,
 // TESSERA_MASTER_PORT, TESSERA_TIMEOUT_S); every node runs the same number
-// of processes.
+// of processes. Nodes whose ip_config line ends in `client` hold no
+// partition: all their processes are trainers (server-client mode).
 #include <cctype>
 #include <cstdlib>
 #include <optional>
@@ -139,16 +140,8 @@ JobEnv job_env_from_cluster_manager() {
   env.num_servers = optional_int("TESSERA_NUM_SERVERS", 1, 1, 64);
   env.num_samplers = optional_int("TESSERA_NUM_SAMPLERS", 0, 0, 1024);
   env.timeout_s = optional_int("TESSERA_TIMEOUT_S", env.timeout_s, 1, 86400);
-  if (p.local_size <= env.num_servers)
-    fail("{} runs {} process(es) per node, but {} of them are servers (TESSERA_NUM_SERVERS): start at least {} "
-         "per node so that trainers remain",
-         p.manager, p.local_size, env.num_servers, env.num_servers + 1);
   env.num_machines = p.nodes;
   env.machine_id = p.node;
-  env.num_trainers = p.local_size - env.num_servers;
-  env.role = p.local_rank < env.num_servers ? Role::kServer : Role::kTrainer;
-  if (env.role == Role::kServer) env.server_id = p.local_rank;
-  else env.trainer_id = p.local_rank - env.num_servers;
   const char* job = get("TESSERA_JOB_ID");
   env.job_id = sanitize(job != nullptr ? job : p.job);
   if (env.job_id.empty())
@@ -158,6 +151,23 @@ JobEnv job_env_from_cluster_manager() {
   if (static_cast<int>(machines.size()) != env.num_machines)
     fail("{} runs the job on {} node(s), but {} lists {} machine(s); list the nodes in the manager's order",
          p.manager, env.num_machines, env.ip_config, machines.size());
+  // Server-client mode: nodes the ip_config marks `client` run trainers only.
+  const int server_machines = count_server_machines(machines, env.ip_config);
+  if (server_machines < env.num_machines) env.num_server_machines = server_machines;
+  const int servers_here = env.holds_partition(env.machine_id) ? env.num_servers : 0;
+  // Server nodes may run no trainer when client nodes run them.
+  const int least = env.num_servers + (server_machines < env.num_machines ? 0 : 1);
+  if (p.local_size < least)
+    fail("{} runs {} process(es) per node, but {} of them are servers (TESSERA_NUM_SERVERS): start at least {} "
+         "per node{}",
+         p.manager, p.local_size, env.num_servers, least, least > env.num_servers ? " so that trainers remain" : "");
+  env.num_trainers = p.local_size - servers_here;
+  if (server_machines < env.num_machines)
+    for (int m = 0; m < env.num_machines; ++m)
+      env.trainers_per_machine.push_back(p.local_size - (env.holds_partition(m) ? env.num_servers : 0));
+  env.role = p.local_rank < servers_here ? Role::kServer : Role::kTrainer;
+  if (env.role == Role::kServer) env.server_id = p.local_rank;
+  else env.trainer_id = p.local_rank - servers_here;
   env.master_addr = machines[0].ip;
   env.master_port = optional_int("TESSERA_MASTER_PORT", machines[0].store_port(), 1, 65535);
   return env;

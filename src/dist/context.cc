@@ -64,24 +64,26 @@ void Context::open_standalone(const std::string& part_config) {
 void Context::join_job() {
   config_ = PartitionConfig::load(env_.part_config);
   const std::vector<MachineAddress> machines = read_ip_config(env_.ip_config, env_.num_servers);
-  if (static_cast<int>(machines.size()) != env_.num_machines || config_.num_parts != env_.num_machines)
-    fail("{} has {} partitions and {} lists {} machines; the job runs {} machines", env_.part_config,
-         config_.num_parts, env_.ip_config, machines.size(), env_.num_machines);
+  if (static_cast<int>(machines.size()) != env_.num_machines || config_.num_parts != env_.server_machines())
+    fail("{} has {} partitions and {} lists {} machines; the job runs {} machines, {} of them holding partitions",
+         env_.part_config, config_.num_parts, env_.ip_config, machines.size(), env_.num_machines,
+         env_.server_machines());
   book_ = PartitionBook(config_);
   rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s);
   // Servers first: their addresses are in the store once they listen.
-  const int total_servers = env_.num_machines * env_.num_servers;
+  const int total_servers = env_.server_machines() * env_.num_servers;
   rendezvous_->wait_count("servers_up", total_servers);
   std::vector<net::ServerAddress> addresses;
-  servers_.assign(env_.num_machines, {});
-  for (int m = 0; m < env_.num_machines; ++m)
+  servers_.assign(env_.server_machines(), {});
+  for (int m = 0; m < env_.server_machines(); ++m)
     for (int s = 0; s < env_.num_servers; ++s) {
       servers_[m].push_back(static_cast<int>(addresses.size()));
       addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
     }
   addresses_ = addresses;
   client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
-  local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
+  if (env_.holds_partition(env_.machine_id))
+    local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
   collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
                                                machines[env_.machine_id].ip, env_.timeout_s);
 }
@@ -111,7 +113,13 @@ int Context::server_for(int part, size_t k) const {
   return servers[(env_.trainer_id + k) % servers.size()];
 }
 
+store::PartitionStore& Context::local() {
+  if (!local_) fail("internal: machine {} is a client and holds no partition", env_.machine_id);
+  return *local_;
+}
+
 store::LocalTensor* Context::local_tensor(const std::string& name) {
+  if (!local_) return nullptr;
   return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
 }
 

@@ -52,7 +52,7 @@ DistTensor::DistTensor(Context& ctx, const std::string& name, DType dtype, std::
   ctx.barrier();
   // Drop any mapping of an earlier tensor of this name; the next use maps
   // the current segment.
-  if (!ctx.standalone()) ctx.local().remove(name);
+  if (!ctx.standalone() && ctx.has_local_part()) ctx.local().remove(name);
   state_->owner = ctx.rank() == 0 && !existed;
 }
 
@@ -65,6 +65,7 @@ DistTensor DistTensor::open(Context& ctx, const std::string& name) {
     return t;
   }
   if (!ctx.standalone() && find_published_spec(*ctx.rendezvous(), ctx.num_parts(), name, &t.state_->spec)) return t;
+  if (!ctx.has_local_part()) fail("no tensor named '{}' on the servers", name);
   std::string known;
   for (const std::string& n : ctx.local().names()) known += (known.empty() ? "" : ", ") + n;
   fail("no tensor named '{}' (this partition holds: {})", name, known);

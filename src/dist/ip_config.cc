@@ -53,9 +53,14 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
     const std::string_view text = trim(line.substr(0, std::min(line.find('#'), line.size())));
     if (text.empty()) continue;
     split_fields(text, " \t", true, &fields);
-    if (fields.size() > 3)
-      fail("{}: expected 'HOST [base_port [num_servers]]', found {} fields", reader.where(), fields.size());
     MachineAddress m;
+    if (fields.size() > 1 && (fields.back() == "client" || fields.back() == "server")) {
+      m.client = fields.back() == "client";
+      fields.pop_back();
+    }
+    if (fields.size() > 3)
+      fail("{}: expected 'HOST [base_port [num_servers]] [server|client]', found {} fields", reader.where(),
+           fields.size());
     m.host = std::string(fields[0]);
     m.line = static_cast<int>(reader.line_number());
     m.ip = resolve_ipv4(m.host, reader.where());
@@ -68,14 +73,18 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
       const int64_t n = parse_int(fields[2], reader.where(), "num_servers");
       if (n < 1 || n > 64) fail("{}: num_servers {} is outside 1..64", reader.where(), n);
       m.num_servers = static_cast<int>(n);
+      if (m.client) fail("{}: a client machine runs no servers; drop its num_servers", reader.where());
     }
     machines.push_back(m);
   }
   if (machines.empty()) fail("{}: no machines listed (expected lines 'HOST [base_port]')", path);
+  count_server_machines(machines, path);
 
-  // Machines on one IP need disjoint port ranges [B, B + 1 + num_servers).
+  // Machines on one IP need disjoint port ranges [B, B + 1 + num_servers);
+  // client machines listen on none.
   std::map<std::string, std::vector<const MachineAddress*>> by_ip;
-  for (const auto& m : machines) by_ip[m.ip].push_back(&m);
+  for (const auto& m : machines)
+    if (!m.client) by_ip[m.ip].push_back(&m);
   for (const auto& [ip, group] : by_ip)
     for (size_t i = 0; i < group.size(); ++i)
       for (size_t j = i + 1; j < group.size(); ++j) {
@@ -90,6 +99,19 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
                a.base_port + span_a - 1);
       }
   return machines;
+}
+
+int count_server_machines(const std::vector<MachineAddress>& machines, const std::string& source) {
+  int servers = 0;
+  for (const MachineAddress& m : machines) {
+    if (!m.client && servers < static_cast<int>(&m - machines.data()))
+      fail("{}: server machine {} (ip_config line {}) comes after a client machine; list the server machines "
+           "first (machine i serves partition i)",
+           source, m.host, m.line);
+    servers += m.client ? 0 : 1;
+  }
+  if (servers == 0) fail("{}: every machine is a client; at least one must hold a partition", source);
+  return servers;
 }
 
 bool is_local_address(const std::string& ip) {

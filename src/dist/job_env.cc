@@ -38,11 +38,21 @@ std::string role_name(Role role) {
   return "?";
 }
 
+int JobEnv::trainers_on(int machine) const {
+  return trainers_per_machine.empty() ? num_trainers : trainers_per_machine.at(static_cast<size_t>(machine));
+}
+
 int JobEnv::rank() const {
-  if (trainers_per_machine.empty()) return machine_id * num_trainers + trainer_id;
   int before = 0;
-  for (int m = 0; m < machine_id; ++m) before += trainers_per_machine[static_cast<size_t>(m)];
+  for (int m = 0; m < machine_id; ++m) before += trainers_on(m);
   return before + trainer_id;
+}
+
+bool JobEnv::trainers_cover_partitions() const {
+  if (server_machines() != num_machines) return false;
+  for (int m = 0; m < num_machines; ++m)
+    if (trainers_on(m) == 0) return false;
+  return true;
 }
 
 int JobEnv::world_size() const {
@@ -72,13 +82,13 @@ JobEnv JobEnv::from_environment() {
   env.num_machines = require_int("TESSERA_NUM_MACHINES", 1, 1 << 16);
   env.machine_id = require_int("TESSERA_MACHINE_ID", 0, env.num_machines - 1);
   env.num_servers = require_int("TESSERA_NUM_SERVERS", 1, 64);
-  env.num_trainers = require_int("TESSERA_NUM_TRAINERS", 1, 1024);
+  env.num_trainers = require_int("TESSERA_NUM_TRAINERS", 0, 1024);
   if (const char* list = get("TESSERA_TRAINERS_PER_MACHINE")) {
     std::vector<std::string_view> fields;
     split_fields(list, ",", false, &fields);
     for (std::string_view f : fields) {
       const int64_t n = parse_int(f, "environment variable TESSERA_TRAINERS_PER_MACHINE", "count");
-      if (n < 1 || n > 1024) fail("environment variable TESSERA_TRAINERS_PER_MACHINE={}: {} is outside 1..1024", list, n);
+      if (n < 0 || n > 1024) fail("environment variable TESSERA_TRAINERS_PER_MACHINE={}: {} is outside 0..1024", list, n);
       env.trainers_per_machine.push_back(static_cast<int>(n));
     }
     if (static_cast<int>(env.trainers_per_machine.size()) != env.num_machines ||
@@ -87,6 +97,12 @@ JobEnv JobEnv::from_environment() {
            "machine {}",
            list, env.num_machines, env.num_trainers, env.machine_id);
   }
+  if (get("TESSERA_NUM_SERVER_MACHINES"))
+    env.num_server_machines = require_int("TESSERA_NUM_SERVER_MACHINES", 1, env.num_machines);
+  if (env.role == Role::kServer && !env.holds_partition(env.machine_id))
+    fail("machine {} is a client (TESSERA_NUM_SERVER_MACHINES={}) and runs no servers", env.machine_id,
+         env.num_server_machines);
+  if (env.world_size() < 1) fail("the job has no trainers");
   env.num_samplers = get("TESSERA_NUM_SAMPLERS") ? require_int("TESSERA_NUM_SAMPLERS", 0, 1024) : 0;
   if (env.role == Role::kServer) env.server_id = require_int("TESSERA_SERVER_ID", 0, env.num_servers - 1);
   else env.trainer_id = require_int("TESSERA_TRAINER_ID", 0, env.num_trainers - 1);
@@ -113,6 +129,8 @@ std::vector<std::pair<std::string, std::string>> JobEnv::to_environment() const 
       {"TESSERA_MASTER_PORT", std::to_string(master_port)},
       {"TESSERA_TIMEOUT_S", std::to_string(timeout_s)},
   };
+  if (num_server_machines > 0 && num_server_machines < num_machines)
+    vars.emplace_back("TESSERA_NUM_SERVER_MACHINES", std::to_string(num_server_machines));
   if (!trainers_per_machine.empty()) {
     std::string list;
     for (int n : trainers_per_machine) list += (list.empty() ? "" : ",") + std::to_string(n);

@@ -231,7 +231,7 @@ void delete_tensor(Context& ctx, const std::string& name) {
   for (int i = 0; i < ctx.client().num_servers(); ++i)
     requests.push_back(ctx.client().send(i, net::make_header(MessageType::kDelete, 0, name), {}));
   ctx.client().wait(requests);
-  ctx.local().remove(name);
+  if (ctx.has_local_part()) ctx.local().remove(name);
 }
 
 }  // namespace tessera::dist

@@ -27,7 +27,9 @@ std::vector<int64_t> split(Context& ctx, const DistTensor& mask, bool force_even
   const IdSpace& space = ctx.book().space(mask.spec().policy);
   const int rank = ctx.rank();
   const int world = ctx.world_size();
-  if (force_even) {
+  // Shares by partition would leave out a partition without trainers, and
+  // give nothing to trainers on client machines: split evenly instead.
+  if (force_even || (!ctx.standalone() && !ctx.env().trainers_cover_partitions())) {
     const std::vector<int64_t> all = masked_ids(mask, 0, space.size());
     const int64_t n = static_cast<int64_t>(all.size());
     return std::vector<int64_t>(all.begin() + n * rank / world, all.begin() + n * (rank + 1) / world);

@@ -79,9 +79,10 @@ PartitionServer::PartitionServer(const JobEnv& env)
   const std::vector<MachineAddress> machines = read_ip_config(env.ip_config, env.num_servers);
   if (static_cast<int>(machines.size()) != env.num_machines)
     fail("{} lists {} machines but the launcher started {}", env.ip_config, machines.size(), env.num_machines);
-  if (config_.num_parts != env.num_machines)
-    fail("{} has {} partitions but {} lists {} machines: partition the graph into one part per machine",
-         env.part_config, config_.num_parts, env.ip_config, env.num_machines);
+  if (config_.num_parts != env.server_machines())
+    fail("{} has {} partitions but {} lists {} machines{}: partition the graph into one part per machine that holds one",
+         env.part_config, config_.num_parts, env.ip_config, env.server_machines(),
+         env.server_machines() == env.num_machines ? "" : " holding partitions");
   const MachineAddress& me = machines[env.machine_id];
   const bool main = env.server_id == 0;
   const bool host = main && env.machine_id == 0;
@@ -99,6 +100,10 @@ PartitionServer::PartitionServer(const JobEnv& env)
   partition_ = std::make_unique<store::PartitionStore>(config_, book_, env.machine_id);
   if (main) {
     rendezvous_->set(main_key, segment_prefix_);
+    // The partition's own arrays (features, labels, masks) are read from its
+    // files, not shared memory; their specs are published all the same, so
+    // that trainers on client machines, which hold no partition, can open them.
+    for (const std::string& name : partition_->names()) publish_tensor(*rendezvous_, env.machine_id, partition_->get(name));
   } else {
     segment_prefix_ = rendezvous_->get(main_key);
     locks_memory_ = store::SharedMemory::attach(segment_prefix_ + "locks");

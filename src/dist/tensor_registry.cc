@@ -34,6 +34,9 @@ store::LocalTensor* resolve_tensor(store::PartitionStore& partition, Rendezvous*
   if (store::LocalTensor* t = partition.find(name)) return t;
   if (store == nullptr || !store->check(key(machine, name))) return nullptr;
   const nlohmann::json entry = nlohmann::json::parse(store->get(key(machine, name)));
+  // A file-backed array of a partition this process did not load: its spec
+  // is published, but there is no segment to map.
+  if (entry.at("segment").get<std::string>().empty()) return nullptr;
   const store::TensorSpec spec = store::TensorSpec::from_json(entry.at("spec").get<std::string>());
   return &partition.add(
       store::attach_shared_tensor(spec, entry.at("first_id").get<int64_t>(), entry.at("segment").get<std::string>()));

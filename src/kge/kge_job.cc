@@ -1,9 +1,12 @@
 #include "kge_job.h"
 
 #include <cstdlib>
+#include <numeric>
 #include <fstream>
 
+#include "tessera/dist/dist_graph.h"
 #include "tessera/dist/dist_tensor.h"
+#include "tessera/dist/id_chunks.h"
 #include "tessera/io/npy.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/util/error.h"
@@ -61,6 +64,42 @@ Array local_triples(dist::Context& ctx) {
   return out;
 }
 
+// This trainer's share of all triples, read through the servers: for
+// trainers on client machines (server-client mode), and for jobs where some
+// machine runs no trainer, whose triples the local split would leave out.
+// There is no locality to keep, so the shares are scattered over the edge
+// IDs, which run in tail order, as one machine's worker shares are shuffled:
+// with contiguous shares each trainer would own a block of tail entities
+// (kinship DistMult, 2 client trainers, test MRR over seeds 1 and 2: 0.460
+// contiguous, 0.475 scattered; one machine with 2 workers: 0.477).
+Array triples_from_servers(dist::Context& ctx) {
+  const dist::DistGraph graph(ctx);
+  const dist::DistTensor relation =
+      dist::DistTensor::open(ctx, store::edge_tensor_name(ctx.config().etypes.at(0), kRelationField));
+  const int64_t num_edges = graph.num_edges();
+  // i -> i * stride mod num_edges is a permutation when they are coprime.
+  int64_t stride = static_cast<int64_t>(0.6180339887 * static_cast<double>(num_edges)) | 1;
+  while (num_edges > 1 && std::gcd(stride, num_edges) != 1) stride += 2;
+  const int64_t first = num_edges * ctx.rank() / ctx.world_size();
+  const int64_t last = num_edges * (ctx.rank() + 1) / ctx.world_size();
+  Array out = Array::zeros(DType::kInt64, {last - first, 3});
+  int64_t* o = out.data<int64_t>();
+  dist::for_each_id_chunk(first, last, [&](int64_t chunk_first, const std::vector<int64_t>& positions) {
+    std::vector<int64_t> eids(positions.size());
+    for (size_t i = 0; i < eids.size(); ++i)
+      eids[i] = static_cast<int64_t>(static_cast<__int128>(positions[i]) * stride % num_edges);
+    const auto [src, dst] = graph.find_edges(eids);
+    const Array rel = relation.pull(eids);
+    for (size_t i = 0; i < eids.size(); ++i) {
+      int64_t* t = o + 3 * (chunk_first - first + static_cast<int64_t>(i));
+      t[0] = src[i];
+      t[1] = rel.dtype() == DType::kInt64 ? rel.data<int64_t>()[i] : rel.data<int32_t>()[i];
+      t[2] = dst[i];
+    }
+  });
+  return out;
+}
+
 // Every trainer's triples, gathered and mapped to original entity IDs.
 Array gather_original_triples(dist::Context& ctx, const Array& mine) {
   const dist::DistTensor orig = dist::DistTensor::open(ctx, "node/" + std::string(kEntityType) + "/_ORIG_ID");
@@ -99,7 +138,7 @@ KnowledgeGraph distributed_graph(dist::Context& ctx, const KgeOptions& o) {
   auto names = c.node_names.find(kEntityType);
   if (names != c.node_names.end()) kg.entity_names = read_names_file(c.path(names->second));
   if (!c.relation_names.empty()) kg.relation_names = read_names_file(c.path(c.relation_names));
-  kg.train = local_triples(ctx);
+  kg.train = ctx.standalone() || ctx.env().trainers_cover_partitions() ? local_triples(ctx) : triples_from_servers(ctx);
   std::vector<int64_t> max_relation{static_cast<int64_t>(kg.relation_names.size()) - 1};
   for (const Array* a : {&kg.train, &kg.valid, &kg.test})
     for (int64_t i = 0; i < a->rows(); ++i) max_relation[0] = std::max(max_relation[0], triple(*a, i)[1]);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "host_roles.h"
 #include "parallel_commands.h"
 #include "ssh.h"
 #include "tessera/dist/ip_config.h"
@@ -25,12 +26,15 @@ namespace fs = std::filesystem;
 namespace tessera::launch {
 namespace {
 
-// Paths relative to the partition config's folder that machine `part` needs.
+// Paths relative to the partition config's folder that machine `part` needs
+// (part -1: a client machine, which needs only the dataset-level files).
 std::vector<std::string> partition_files(const PartitionConfig& config, const std::string& config_name, int part) {
   std::set<std::string> wanted{config_name};
-  const PartitionFiles& f = config.parts[static_cast<size_t>(part)];
-  for (const std::string* p : {&f.node_feats, &f.edge_feats, &f.part_graph, &f.orig_nids, &f.orig_eids})
-    wanted.insert(*p);
+  if (part >= 0) {
+    const PartitionFiles& f = config.parts[static_cast<size_t>(part)];
+    for (const std::string* p : {&f.node_feats, &f.edge_feats, &f.part_graph, &f.orig_nids, &f.orig_eids})
+      wanted.insert(*p);
+  }
   for (const auto& [name, path] : config.extra) wanted.insert(path);
   for (const auto& [ntype, path] : config.node_names) wanted.insert(path);
   if (!config.relation_names.empty()) wanted.insert(config.relation_names);
@@ -90,11 +94,12 @@ void copy_files(const CopyOptions& options) {
   if (fs::path(o.rel_data_path).is_absolute()) fail("--rel-data-path {} must be relative to the workspace", o.rel_data_path);
   if (!o.script_folder.empty() && !fs::is_directory(o.script_folder))
     fail("--script-folder {} is not a directory", o.script_folder);
-  const std::vector<dist::MachineAddress> machines = dist::read_ip_config(o.ip_config, 1);
+  std::vector<dist::MachineAddress> machines = dist::read_ip_config(o.ip_config, 1);
+  const int server_machines = apply_host_roles(&machines, o.server_hosts, o.client_hosts, o.ip_config);
   const PartitionConfig config = PartitionConfig::load(o.part_config);
-  if (config.num_parts != static_cast<int>(machines.size()))
-    fail("part config {} has {} partitions but ip_config {} lists {} machines", o.part_config, config.num_parts,
-         o.ip_config, machines.size());
+  if (config.num_parts != server_machines)
+    fail("part config {} has {} partitions but ip_config {} lists {} machines holding partitions", o.part_config,
+         config.num_parts, o.ip_config, server_machines);
   const std::string data_dir = (fs::path(o.workspace) / o.rel_data_path).lexically_normal().string();
   const std::string config_name = fs::path(o.part_config).filename().string();
   const fs::path ip_config = fs::absolute(o.ip_config);
@@ -103,7 +108,7 @@ void copy_files(const CopyOptions& options) {
   for (size_t m = 0; m < machines.size(); ++m) {
     const bool local = dist::is_local_address(machines[m].ip);
     const std::string& host = machines[m].host;
-    std::string line = copy_line(o, host, local, config.dir, partition_files(config, config_name, static_cast<int>(m)), data_dir);
+    std::string line = copy_line(o, host, local, config.dir, partition_files(config, config_name, machines[m].client ? -1 : static_cast<int>(m)), data_dir);
     line += " && " + copy_line(o, host, local, ip_config.parent_path().string(), {ip_config.filename().string()}, o.workspace);
     if (!o.script_folder.empty())
       line += " && " + copy_line(o, host, local, fs::absolute(o.script_folder).string(), {"."}, o.workspace);

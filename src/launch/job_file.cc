@@ -13,10 +13,12 @@
 //   hosts:                             # required; machine i = hosts[i]
 //     - host: 10.0.0.1                 # address or name
 //       base_port: 30050               # default 30050
-//       trainers: 2                    # default 1
+//       trainers: 2                    # default 1 (0 on servers in server-client mode)
+//       role: server                   # or client: trainers only, no partition
 //       workspace: /data/job           # optional
 //       ssh_port: 2222                 # optional, also ssh_username / ssh_key
 //
+// Server hosts (the default role) come first: machine i serves partition i.
 // The hosts become an ip_config: a temporary file here, and
 // <workspace>/<ip_config> on every remote host (written by the launch's
 // checks), which is where the processes read it.
@@ -144,14 +146,24 @@ int run_launch_job(const std::string& job_file) {
   o.ssh = read_ssh(r, job["ssh"], o.ssh);
   const YAML::Node hosts = job["hosts"];
   if (!hosts || !hosts.IsSequence() || hosts.size() == 0) fail("{}: hosts is missing (a list, one entry per machine)", job_file);
+  std::vector<bool> client;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const std::string where = fmt::format("hosts[{}].", i);
+    r.only(hosts[i], {"host", "base_port", "trainers", "role", "workspace", "ssh_port", "ssh_username", "ssh_key"}, where);
+    const std::string role = r.get<std::string>(hosts[i], "role", where, "server");
+    if (role != "server" && role != "client")
+      fail("{}:{}: {}role is '{}', expected server or client", job_file, hosts[i]["role"].Mark().line + 1, where, role);
+    client.push_back(role == "client");
+  }
+  const bool server_client = std::find(client.begin(), client.end(), true) != client.end();
   std::string ip_config;
   for (size_t i = 0; i < hosts.size(); ++i) {
     const YAML::Node h = hosts[i];
     const std::string where = fmt::format("hosts[{}].", i);
-    r.only(h, {"host", "base_port", "trainers", "workspace", "ssh_port", "ssh_username", "ssh_key"}, where);
     const std::string host = r.require<std::string>(h, "host", where);
-    ip_config += fmt::format("{} {}\n", host, r.get<int>(h, "base_port", where, dist::kDefaultBasePort));
-    o.trainers_per_machine.push_back(r.get<int>(h, "trainers", where, 1));
+    ip_config += fmt::format("{} {}{}\n", host, r.get<int>(h, "base_port", where, dist::kDefaultBasePort),
+                             client[i] ? " client" : "");
+    o.trainers_per_machine.push_back(r.get<int>(h, "trainers", where, server_client && !client[i] ? 0 : 1));
     o.machine_workspaces.push_back(r.get<std::string>(h, "workspace", where, o.workspace));
     SshOptions ssh = o.ssh;
     ssh.port = r.get<int>(h, "ssh_port", where, ssh.port);

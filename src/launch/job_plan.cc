@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "host_roles.h"
 #include "port_check.h"
 #include "tessera/partition/partition_config.h"
 #include "tessera/util/error.h"
@@ -33,7 +34,7 @@ void check_range(const char* flag, double value, double min, double max) {
 void check_options(const LaunchOptions& o) {
   if (o.num_servers != 0) check_range("--num-servers", o.num_servers, 1, 64);
   check_range("--num-trainers", o.num_trainers, 1, 1024);
-  for (int n : o.trainers_per_machine) check_range("--num-trainers", n, 1, 1024);
+  for (int n : o.trainers_per_machine) check_range("--num-trainers", n, 0, 1024);
   check_range("--num-samplers", o.num_samplers, 0, 1024);
   if (o.master_port != 0) check_range("--master-port", o.master_port, 1024, 65535);
   check_range("--timeout", o.timeout_s, 1, 86400);
@@ -64,7 +65,9 @@ std::vector<std::string> job_variable_names() {
   for (Role role : {Role::kServer, Role::kTrainer}) {
     JobEnv env;
     env.role = role;
-    env.trainers_per_machine = {1};  // so that its variable is listed too
+    env.trainers_per_machine = {1};  // so that its variables are listed too
+    env.num_machines = 2;
+    env.num_server_machines = 1;
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
   return {names.begin(), names.end()};
@@ -108,12 +111,12 @@ void check_ports(const std::vector<MachineAddress>& machines, const std::vector<
   if (local[0])
     uses.push_back({machines[0].ip, master_port, fmt::format("the rendezvous store of machine 0, {}", where(0))});
   for (size_t m = 0; m < machines.size(); ++m)
-    for (int s = 0; s < num_servers && local[m]; ++s)
+    for (int s = 0; s < num_servers && local[m] && !machines[m].client; ++s)
       uses.push_back({machines[m].ip, machines[m].server_port(s),
                       fmt::format("server {} of machine {}, {}", s, m, where(m))});
   // read_ip_config keeps machines apart; only --master-port can collide.
   for (size_t m = 0; m < machines.size(); ++m)
-    for (int s = 0; s < num_servers; ++s)
+    for (int s = 0; s < num_servers && !machines[m].client; ++s)
       if (machines[m].ip == machines[0].ip && machines[m].server_port(s) == master_port)
         fail("--master-port {} is the port of server {} of machine {}, {}", master_port, s, m, where(m));
   for (const Use& u : uses)
@@ -143,6 +146,7 @@ JobPlan plan_job(const LaunchOptions& o) {
   plan.ip_config = fs::absolute(o.ip_config).lexically_normal().string();
   plan.part_config = o.part_config;
   plan.machines = read_machines(plan.ip_config, o.num_servers, &plan.num_servers);
+  plan.num_server_machines = apply_host_roles(&plan.machines, o.server_hosts, o.client_hosts, plan.ip_config);
   if (!o.machine_workspaces.empty() && o.machine_workspaces.size() != plan.machines.size())
     fail("{} workspaces for {} machines", o.machine_workspaces.size(), plan.machines.size());
   for (size_t m = 0; m < plan.machines.size(); ++m) {
@@ -172,7 +176,7 @@ JobPlan plan_job(const LaunchOptions& o) {
       plan.remote_hosts.push_back(host);
     }
     RemoteHost& host = plan.remote_hosts[it->second];
-    for (int s = 0; s < plan.num_servers; ++s)
+    for (int s = 0; s < plan.num_servers && !machine.client; ++s)
       host.ports.emplace_back(machine.server_port(s), fmt::format("server {} of machine {}", s, m));
   }
 
@@ -182,10 +186,11 @@ JobPlan plan_job(const LaunchOptions& o) {
   if (first_local != plan.machine_is_local.end()) {
     const std::string path = machine_part_config(plan, static_cast<size_t>(first_local - plan.machine_is_local.begin()));
     const PartitionConfig parts = PartitionConfig::load(path);
-    if (parts.num_parts != static_cast<int>(plan.machines.size()))
-      fail("part config {} has {} partitions but ip_config {} lists {} machines; "
-           "partition the graph into as many parts as machines",
-           path, parts.num_parts, plan.ip_config, plan.machines.size());
+    if (parts.num_parts != plan.num_server_machines)
+      fail("part config {} has {} partitions but ip_config {} lists {} machines{}; "
+           "partition the graph into as many parts as server machines",
+           path, parts.num_parts, plan.ip_config, plan.num_server_machines,
+           plan.num_server_machines == static_cast<int>(plan.machines.size()) ? "" : " holding partitions");
   }
 
   const std::vector<std::string> reserved = job_variable_names();
@@ -195,12 +200,18 @@ JobPlan plan_job(const LaunchOptions& o) {
     plan.remote_hosts[0].ports.emplace_back(master_port, "the rendezvous store of machine 0");
   check_ports(plan.machines, plan.machine_is_local, plan.num_servers, master_port, plan.ip_config);
 
-  std::vector<int> trainers(plan.machines.size(), o.num_trainers);
+  // In server-client mode the trainers run on the clients, unless counts
+  // per machine say otherwise.
+  const bool server_client = plan.num_server_machines < static_cast<int>(plan.machines.size());
+  std::vector<int> trainers;
+  for (const MachineAddress& m : plan.machines) trainers.push_back(server_client && !m.client ? 0 : o.num_trainers);
   if (!o.trainers_per_machine.empty()) {
     if (o.trainers_per_machine.size() != plan.machines.size())
       fail("--num-trainers gives {} counts but ip_config {} lists {} machines; give one count, or one per machine",
            o.trainers_per_machine.size(), plan.ip_config, plan.machines.size());
     trainers = o.trainers_per_machine;
+    if (std::all_of(trainers.begin(), trainers.end(), [](int n) { return n == 0; }))
+      fail("--num-trainers {}: the job has no trainers", fmt::join(trainers, ","));
   }
   plan.trainers_per_machine = trainers;
 
@@ -209,6 +220,7 @@ JobPlan plan_job(const LaunchOptions& o) {
   env.job_id = plan.job_id;
   env.num_machines = static_cast<int>(plan.machines.size());
   env.num_servers = plan.num_servers;
+  env.num_server_machines = plan.num_server_machines;
   if (std::any_of(trainers.begin(), trainers.end(), [&](int n) { return n != trainers[0]; }))
     env.trainers_per_machine = trainers;
   env.num_samplers = o.num_samplers;
@@ -220,7 +232,9 @@ JobPlan plan_job(const LaunchOptions& o) {
   // Servers first: trainers connect to them.
   for (Role role : {Role::kServer, Role::kTrainer})
     for (int m = 0; m < env.num_machines; ++m)
-      for (int i = 0; i < (role == Role::kServer ? env.num_servers : trainers[static_cast<size_t>(m)]); ++i) {
+      for (int i = 0; i < (role == Role::kServer ? (env.holds_partition(m) ? env.num_servers : 0)
+                                                 : trainers[static_cast<size_t>(m)]);
+           ++i) {
         env.role = role;
         env.machine_id = m;
         env.num_trainers = trainers[static_cast<size_t>(m)];

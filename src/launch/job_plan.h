@@ -21,7 +21,8 @@ struct JobPlan {
   std::vector<dist::MachineAddress> machines;
   std::vector<bool> machine_is_local;   // by machine: an address of this host
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
-  int num_servers = 1;  // per machine
+  int num_servers = 1;  // per machine holding a partition
+  int num_server_machines = 1;  // machines 0..n-1 hold partitions; the rest are clients
   std::vector<int> trainers_per_machine;
   std::vector<SupervisedProcess> processes;  // every machine's servers, then every machine's trainers
 };

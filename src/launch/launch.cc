@@ -46,11 +46,13 @@ int run_launch(const LaunchOptions& options) {
   const JobPlan plan = plan_job(options);
   check_remote_hosts(plan.remote_hosts, options.command);
   store::remove_stale_segments();  // crashed jobs' leftovers
+  const int clients = static_cast<int>(plan.machines.size()) - plan.num_server_machines;
   write_all(STDERR_FILENO,
-            fmt::format("launch: job {}: {} machines, {} servers and {} trainers each, {} samplers per trainer, "
+            fmt::format("launch: job {}: {} machines{}, {} servers and {} trainers each, {} samplers per trainer, "
                         "in {}{}\n",
-                        plan.job_id, plan.machines.size(), plan.num_servers, counts(plan.trainers_per_machine),
-                        options.num_samplers, plan.workspace,
+                        plan.job_id, plan.machines.size(),
+                        clients == 0 ? "" : fmt::format(" ({} of them clients, holding no partition)", clients),
+                        plan.num_servers, counts(plan.trainers_per_machine), options.num_samplers, plan.workspace,
                         plan.remote_hosts.empty() ? "" : fmt::format(" ({} remote host(s) over ssh)", plan.remote_hosts.size())));
   auto local = make_local_spawner();
   std::map<std::string, SshOptions> ssh;

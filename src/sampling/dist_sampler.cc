@@ -59,16 +59,21 @@ FanoutSpec decode_fanout(const int64_t* values, size_t count) {
 }
 
 DistNeighborSampler::DistNeighborSampler(dist::Context& ctx, SamplerOptions options)
-    : ctx_(&ctx), options_(std::move(options)), local_(csc_view(ctx.local())) {
+    : ctx_(&ctx), options_(std::move(options)) {
+  // A client machine (server-client mode) holds no partition: every seed is
+  // sampled by its owner's servers.
+  if (ctx.has_local_part()) local_ = csc_view(ctx.local());
   if (options_.fanouts.empty()) fail("sampling needs at least one layer's fanout");
   if (!options_.weight.empty()) {
     if (ctx.config().etypes.size() != 1)
       fail("sampling by edge weight '{}' needs a graph with one edge type (this one has {})", options_.weight,
            ctx.config().etypes.size());
     weight_tensor_ = store::edge_tensor_name(ctx.config().etypes[0], options_.weight);
-    store::LocalTensor* w = ctx.local_tensor(weight_tensor_);
-    if (w == nullptr) fail("edge weight '{}': the graph has no edge feature of that name", options_.weight);
-    use_edge_weights(*w, ctx.book(), ctx.local_part(), &local_weights_);
+    if (ctx.has_local_part()) {
+      store::LocalTensor* w = ctx.local_tensor(weight_tensor_);
+      if (w == nullptr) fail("edge weight '{}': the graph has no edge feature of that name", options_.weight);
+      use_edge_weights(*w, ctx.book(), ctx.local_part(), &local_weights_);
+    }
   }
 }
 
@@ -90,7 +95,7 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
 
   // Owner of every seed; the common case (all local) needs no regrouping.
   std::vector<int32_t> owner(n);
-  bool all_local = true;
+  bool all_local = local >= 0;
   for (int64_t i = 0; i < n; ++i) {
     const int p = ctx_->config().node_owner(seeds[i]);
     if (p < 0) fail("sampling: seed {} is not a node (the graph has {})", seeds[i], ctx_->config().num_nodes);
@@ -122,10 +127,10 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
     const int32_t* etypes = nullptr;
     size_t next_seed = 0, next_edge = 0;
   };
-  const bool typed = local_.etypes != nullptr;
+  const bool typed = ctx_->config().etypes.size() > 1;  // as partitions store edge types
   std::vector<Part> results(parts);
   SampledEdges local_edges;
-  if (!group[local].empty()) {
+  if (local >= 0 && !group[local].empty()) {
     sample_in_edges(local_, group[local].data(), static_cast<int64_t>(group[local].size()), spec, &local_edges);
     results[local] = {local_edges.counts.data(), local_edges.src.data(), local_edges.eids.data(),
                       local_edges.etypes.data()};

@@ -16,6 +16,7 @@ void add_copy_command(CLI::App& app) {
   cmd->add_option("--script-folder,--script_folder", o->script_folder, "folder whose contents go to the workspace");
   cmd->add_flag("--tar", *use_tar, "send with tar over ssh instead of rsync");
   add_ssh_flags(cmd, o->ssh);
+  add_host_role_flags(cmd, o->server_hosts, o->client_hosts);
   cmd->callback([o, use_tar] {
     o->use_rsync = !*use_tar;
     launch::copy_files(*o);

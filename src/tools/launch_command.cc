@@ -25,6 +25,17 @@ void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh) {
   cmd->add_option("--ssh-connect-timeout", ssh.connect_timeout_s, "seconds to wait for a host to answer (default 5)");
 }
 
+void add_host_role_flags(CLI::App* cmd, std::vector<std::string>& server_hosts, std::vector<std::string>& client_hosts) {
+  cmd->add_option("--server-hosts,--server_hosts", server_hosts,
+                  "server-client mode: machines that hold partitions (HOST or HOST:BASE_PORT, comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  cmd->add_option("--client-hosts,--client_hosts", client_hosts,
+                  "server-client mode: machines that run only trainers and hold no partition")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+}
+
 void add_launch_command(CLI::App& app) {
   auto o = std::make_shared<launch::LaunchOptions>();
   CLI::App* cmd = app.add_subcommand("launch", "run a job's servers and trainers on the machines of an ip_config");
@@ -50,6 +61,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
   add_ssh_flags(cmd, o->ssh);
+  add_host_role_flags(cmd, o->server_hosts, o->client_hosts);
   cmd->add_option("command", o->command, "command to run, one string for /bin/sh -c")->excludes(job_flag);
   cmd->callback([o, trainers, job] {
     int code;

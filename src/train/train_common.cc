@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "../nn/grad_sync.h"
+#include "tessera/dist/dist_tensor.h"
+#include "tessera/dist/id_chunks.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/util/error.h"
 #include "tessera/util/timer.h"
@@ -94,13 +96,25 @@ std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const ch
 }
 
 int64_t count_classes(dist::Context& ctx, const std::string& label_name) {
-  const store::LocalTensor* labels = ctx.local_tensor(label_name);
-  if (labels == nullptr) fail("the graph has no node data '{}': node classification needs labels", label_name);
-  if (labels->spec.dtype != DType::kInt64 || labels->spec.row_elems() != 1)
+  dist::DistTensor labels;
+  try {
+    labels = dist::DistTensor::open(ctx, label_name);
+  } catch (const Error&) {
+    fail("the graph has no node data '{}': node classification needs labels", label_name);
+  }
+  if (labels.spec().dtype != DType::kInt64 || labels.spec().row_elems() != 1)
     fail("node data '{}' must hold one int64 label per node", label_name);
+  // Each trainer scans its rank's share of the IDs: they are partition-major,
+  // so a trainer beside a partition reads mostly from memory, and trainers
+  // on client machines (server-client mode) split the pulls between them.
+  const int64_t n = labels.num_rows();
   int64_t max_label = -1;
-  const int64_t* l = labels->rows.data<int64_t>();
-  for (int64_t i = 0; i < labels->num_rows(); ++i) max_label = std::max(max_label, l[i]);
+  dist::for_each_id_chunk(n * ctx.rank() / ctx.world_size(), n * (ctx.rank() + 1) / ctx.world_size(),
+                          [&](int64_t, const std::vector<int64_t>& ids) {
+                            const Array chunk = labels.pull(ids);
+                            const int64_t* l = chunk.data<int64_t>();
+                            for (size_t i = 0; i < ids.size(); ++i) max_label = std::max(max_label, l[i]);
+                          });
   for (const auto& v : ctx.collectives().all_gather({max_label})) max_label = std::max(max_label, v.at(0));
   if (max_label < 0) fail("node data '{}' has no labels", label_name);
   return max_label + 1;

@@ -37,12 +37,15 @@ class Context {
   int world_size() const { return standalone() ? 1 : env_.world_size(); }
   int machine_id() const { return env_.machine_id; }
   int num_parts() const { return config_.num_parts; }
-  // The partition whose arrays this process reads directly (its machine's).
-  int local_part() const { return env_.machine_id; }
+  // The partition whose arrays this process reads directly (its machine's),
+  // or -1 on a client machine (server-client mode), which holds none and
+  // reaches every row and every sample through the servers.
+  int local_part() const { return local_ ? local_->part() : -1; }
+  bool has_local_part() const { return local_ != nullptr; }
 
   const PartitionConfig& config() const { return config_; }
   const PartitionBook& book() const { return book_; }
-  store::PartitionStore& local() { return *local_; }
+  store::PartitionStore& local();  // fails on a client machine
   Collectives& collectives() { return *collectives_; }
   Rendezvous* rendezvous() { return rendezvous_.get(); }
   net::Client& client();

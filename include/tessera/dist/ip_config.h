@@ -2,6 +2,9 @@
 // (DGL's `IP [port]` and DGL-KE's `IP port num_servers`), HOST an IPv4
 // address or a host name (resolved once, here; ssh gets the name as written).
 // Blank lines and '#' comments, whole-line or trailing, are skipped.
+// A line may end with a role, `server` (the default) or `client`: client
+// machines hold no partition and run only trainers (server-client mode).
+// Server machines come first, so that machine i serves partition i.
 //
 // Ports of machine m, all derived from its base port B (nothing else is fixed):
 //   B          the rendezvous store (c10d TCPStore), used on machine 0 only
@@ -23,6 +26,7 @@ struct MachineAddress {
   int base_port = kDefaultBasePort;
   int num_servers = -1;  // from the DGL-KE form, or -1 when not given
   int line = 0;          // line in the file, for error messages
+  bool client = false;   // runs trainers only (server-client mode)
 
   int store_port() const { return base_port; }
   int server_port(int server_id) const { return base_port + 1 + server_id; }
@@ -31,6 +35,11 @@ struct MachineAddress {
 // Reads and checks the file (IPs, port ranges, overlaps of machines that share
 // an IP for `num_servers` servers each). Errors name the file and line.
 std::vector<MachineAddress> read_ip_config(const std::string& path, int num_servers);
+
+// How many machines, from the first, hold partitions: the server machines.
+// Fails unless they all come before the client machines. `source` names
+// where the roles came from, for the message.
+int count_server_machines(const std::vector<MachineAddress>& machines, const std::string& source);
 
 // Whether `ip` names this host (loopback or one of its interfaces).
 bool is_local_address(const std::string& ip);

@@ -11,8 +11,11 @@
 //   TESSERA_TRAINER_ID    trainer index on its machine (trainers only)
 //   TESSERA_NUM_SERVERS   servers per machine
 //   TESSERA_NUM_TRAINERS  trainers on this machine
-//   TESSERA_TRAINERS_PER_MACHINE  "2,1,...": every machine's count, set
+//   TESSERA_TRAINERS_PER_MACHINE  "0,2,...": every machine's count, set
 //                         only when they differ (launch --num-trainers 2,1)
+//   TESSERA_NUM_SERVER_MACHINES  machines 0..N-1 hold partitions 0..N-1 and
+//                         run servers; the rest are clients that run only
+//                         trainers (server-client mode). Unset: every machine.
 //   TESSERA_NUM_SAMPLERS  sampler threads per trainer
 //   TESSERA_IP_CONFIG     path of the ip_config file
 //   TESSERA_PART_CONFIG   path of the partition config (<graph>.json)
@@ -43,10 +46,12 @@ struct JobEnv {
   int server_id = 0;
   int trainer_id = 0;
   int num_servers = 1;
-  int num_trainers = 1;  // on this machine
+  int num_trainers = 1;  // on this machine (0 on a server-only machine)
   // Every machine's trainer count when they differ; empty: num_trainers
   // on every machine.
   std::vector<int> trainers_per_machine;
+  // Machines holding partitions (0: all of them); the others are clients.
+  int num_server_machines = 0;
   int num_samplers = 0;
   std::string ip_config;
   std::string part_config;
@@ -57,6 +62,12 @@ struct JobEnv {
   // Global trainer rank: trainers are numbered machine-major.
   int rank() const;
   int world_size() const;
+  int trainers_on(int machine) const;
+  int server_machines() const { return num_server_machines > 0 ? num_server_machines : num_machines; }
+  bool holds_partition(int machine) const { return machine < server_machines(); }
+  // Whether node_split can keep each trainer on its own machine's IDs: every
+  // trainer's machine holds a partition, and every partition has a trainer.
+  bool trainers_cover_partitions() const;
   // "m0/server/1", "m1/trainer/0": how logs and errors name a process.
   std::string label() const;
 

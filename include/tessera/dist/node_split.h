@@ -15,7 +15,9 @@ namespace tessera::dist {
 // g.ndata("train_mask"). force_even: every trainer gets the same number of
 // IDs (±1), taken in ID order, which keeps them mostly local since IDs are
 // partition-major. Otherwise each trainer gets an even share of the masked
-// IDs its own partition owns. Returns type-local IDs, sorted.
+// IDs its own partition owns; in server-client mode, or when a machine runs
+// no trainers, the split is even as with force_even. Returns type-local IDs,
+// sorted.
 std::vector<int64_t> node_split(Context& ctx, const DistTensor& mask, bool force_even = true);
 std::vector<int64_t> edge_split(Context& ctx, const DistTensor& mask, bool force_even = true);
 

@@ -1,6 +1,7 @@
-// The shared-memory tensors each machine holds, published in the rendezvous
-// store under "tensor/<machine>/<name>" so that backup servers and co-located
-// trainers can map what the main server created.
+// The tensors each machine holds, published in the rendezvous store under
+// "tensor/<machine>/<name>" so that backup servers and co-located trainers
+// can map what the main server created in shared memory, and trainers on
+// client machines can learn every tensor's spec (file-backed ones included).
 #pragma once
 
 #include <string>

@@ -29,6 +29,11 @@ struct LaunchOptions {
   // One count per machine, in ip_config order (--num-trainers 2,1); when
   // set, it overrides num_trainers. DGL's launch.py cannot do this.
   std::vector<int> trainers_per_machine;
+  // Server-client mode (host_roles.h): machines that hold partitions and
+  // run servers, and client machines that run only trainers. Without a
+  // per-machine count, clients run num_trainers and servers none.
+  std::vector<std::string> server_hosts;
+  std::vector<std::string> client_hosts;
   int num_samplers = 0;
   std::vector<std::string> extra_envs;  // each "A=1 B=2"
   int master_port = 0;                  // 0: machine 0's base port
@@ -70,6 +75,7 @@ struct CopyOptions {
   std::string rel_data_path = "data";  // partitions go to <workspace>/<rel_data_path>
   std::string part_config;             // local <out>/<graph>.json
   std::string script_folder;           // optional: its contents go to <workspace>
+  std::vector<std::string> server_hosts, client_hosts;  // as for launch; clients get no partition
   SshOptions ssh;
   bool use_rsync = true;  // false: tar over ssh
 };

@@ -20,6 +20,8 @@ void add_launch_command(CLI::App& app);
 void add_copy_command(CLI::App& app);
 // --ssh-port, --ssh-username, --ssh-key, --ssh-option (launch and copy).
 void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh);
+// --server-hosts / --client-hosts (server-client mode), shared by launch and copy.
+void add_host_role_flags(CLI::App* cmd, std::vector<std::string>& server_hosts, std::vector<std::string>& client_hosts);
 void add_train_command(CLI::App& app);
 void add_kge_command(CLI::App& app);
 
