@@ -124,6 +124,17 @@ class Cluster : public ::testing::Test {
                        workspace(), ssh_flags(), kSageFlags, train_flags);
   }
 
+  // Trains Cora (kSageFlags, kSageEpochs) as a job launched from host 0 and
+  // returns its final record (null if it failed), with 2 trainers expected.
+  static nlohmann::json launch_sage(CommandResult* log) {
+    *log = on_host(0, launch_line(fmt::format("{} --out out", kSageEpochs)));
+    EXPECT_EQ(log->exit_code, 0) << log->out << log->err;
+    const nlohmann::json m = final_metrics(log->out);
+    EXPECT_TRUE(m.is_object()) << log->out;
+    if (m.is_object()) EXPECT_EQ(m["trainers"], 2);
+    return m.is_object() ? m : nlohmann::json();
+  }
+
   // A job's Cora test accuracy (kSageFlags, kSageEpochs) against the same
   // training run standalone.
   void expect_standalone_accuracy(const nlohmann::json& metrics, const char* setting) {
@@ -193,14 +204,12 @@ TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("machine 1 (" + addresses_[1] + "): 0 file(s) sent"), std::string::npos) << again.out;
 
-  const CommandResult r = on_host(0, launch_line(fmt::format("{} --out out", kSageEpochs)));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  CommandResult r;
+  const nlohmann::json m = launch_sage(&r);
+  ASSERT_TRUE(m.is_object());
   // The remote machine's lines came back through ssh, named with their host.
   EXPECT_NE(r.err.find("[m1/trainer/0@" + addresses_[1] + "] trainer m1/trainer/0: finished"), std::string::npos)
       << r.err;
-  const nlohmann::json m = final_metrics(r.out);
-  ASSERT_TRUE(m.is_object()) << r.out;
-  EXPECT_EQ(m["trainers"], 2);
   EXPECT_TRUE(fs::exists(host_dir(0) + "/ws/out/model/model.pt"));
 
   expect_standalone_accuracy(m, "on 2 simulated hosts");
@@ -223,16 +232,14 @@ TEST_F(Cluster, ServerClientOneServerHostTwoClientHostsMatchesStandalone) {
   }
   EXPECT_TRUE(fs::exists(host_dir(0) + "/ws/data/part0/orig_nids.npy"));
 
-  const CommandResult r = on_host(0, launch_line(fmt::format("{} --out out", kSageEpochs)));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  CommandResult r;
+  const nlohmann::json m = launch_sage(&r);
+  ASSERT_TRUE(m.is_object());
   for (int h : {1, 2})
     EXPECT_NE(r.err.find(fmt::format("[m{0}/trainer/0@{1}] trainer m{0}/trainer/0: finished", h, addresses_[h])),
               std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("[m0/trainer/"), std::string::npos) << "the server host runs no trainer: " << r.err;
   EXPECT_EQ(r.err.find("/server/0@"), std::string::npos) << "client hosts run no server: " << r.err;
-  const nlohmann::json m = final_metrics(r.out);
-  ASSERT_TRUE(m.is_object()) << r.out;
-  EXPECT_EQ(m["trainers"], 2);
   EXPECT_TRUE(fs::exists(host_dir(1) + "/ws/out/model/model.pt"));
 
   expect_standalone_accuracy(m, "1 server host + 2 client hosts");
