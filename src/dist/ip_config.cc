@@ -103,8 +103,10 @@ std::vector<MachineAddress> read_ip_config(const std::string& path, int num_serv
 
 int count_server_machines(const std::vector<MachineAddress>& machines, const std::string& source) {
   int servers = 0;
+  bool client_seen = false;
   for (const MachineAddress& m : machines) {
-    if (!m.client && servers < static_cast<int>(&m - machines.data()))
+    client_seen |= m.client;
+    if (!m.client && client_seen)
       fail("{}: server machine {} (ip_config line {}) comes after a client machine; list the server machines "
            "first (machine i serves partition i)",
            source, m.host, m.line);
