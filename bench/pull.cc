@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -89,6 +90,14 @@ Row time_concurrent_pulls(const char* what, dist::Context& ctx, const dist::Dist
 Row median(std::vector<Row> runs) {
   std::sort(runs.begin(), runs.end(), [](const Row& a, const Row& b) { return a.gb_per_s < b.gb_per_s; });
   return runs[runs.size() / 2];
+}
+
+// "48% 52% ..." : part[i] / whole[i] for each repeat i.
+std::string ratios(const std::vector<Row>& part, const std::vector<Row>& whole) {
+  std::string text;
+  for (size_t i = 0; i < part.size(); ++i)
+    text += fmt::format("{}{:.0f}%", i ? " " : "", 100 * part[i].gb_per_s / whole[i].gb_per_s);
+  return text;
 }
 
 Row time_memcpy() {
@@ -174,6 +183,10 @@ int main() {
       fmt::print("\nlocal pulls: {:.0f}% of memcpy; remote pulls: {:.0f}% of raw loopback TCP; peak RSS {:.2f} GB\n",
                  100 * rows[1].gb_per_s / rows[0].gb_per_s, 100 * rows[3].gb_per_s / rows[2].gb_per_s,
                  tessera::peak_rss_bytes() / 1e9);
+      // The host's own speed drifts within a run (raw TCP has read 1.7 and
+      // 3.9 GB/s twenty minutes apart), so each repeat's ratio, taken from
+      // measurements seconds apart, shows the spread the medians hide.
+      fmt::print("per repeat, local/memcpy: {}; remote/raw TCP: {}\n", ratios(runs[1], runs[0]), ratios(runs[3], runs[2]));
     }
     ctx->finalize();
     return 0;
