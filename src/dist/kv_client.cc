@@ -80,7 +80,7 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
     }
     const int p = space.owner(ids[i]);
     if (p < 0) fail("pull from {}: ID {} is out of range ({} has {} IDs)", spec.name, ids[i], space.policy, space.size());
-    remote_rows[p].push_back(ids[i] - space.starts[p]);
+    remote_rows[p].push_back(space.local_row(ids[i], p));
     remote_pos[p].push_back(i);
   }
 
