@@ -94,6 +94,17 @@ void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset&
   const Array o = orig.pull(all);
   for (int64_t i = 0; i < n; ++i)
     EXPECT_OR_FAIL((mask.data<bool>()[i] != 0) == (train.count(o.data<int64_t>()[i]) > 0), "train_mask of {}", i);
+  // An ID outside the space, negative or past the end, is an error naming it.
+  for (const int64_t bad : {int64_t{-1}, n}) {
+    std::string error;
+    try {
+      (void)orig.pull(std::vector<int64_t>{0, bad});
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_OR_FAIL(error.find(fmt::format("ID {} is out of range", bad)) != std::string::npos,
+                   "pull of ID {} gave '{}', expected 'ID {} is out of range'", bad, error, bad);
+  }
   fmt::print("rank {}: pulls match the dataset\n", ctx.rank());
 }
 
