@@ -4,7 +4,8 @@
 // partition (shared memory, no RPC) and from the other one (ZeroMQ over
 // loopback), and measures memcpy bandwidth and a raw loopback TCP stream in
 // the same run; also the remote pulls of 2 threads at once, each through its
-// own connection, as the data loader issues them. Prints one table.
+// own connection, as the data loader issues them, and pulls of IDs from both
+// partitions (half local, half remote: the chunked path). Prints one table.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,10 +42,10 @@ struct Row {
   double gb_per_s = 0;
 };
 
-// Random IDs owned by partition `part`.
+// Random IDs owned by partition `part`, or by any partition for part -1.
 std::vector<int64_t> batch_in(const tessera::IdSpace& space, int part, tessera::Rng& rng) {
   std::vector<int64_t> ids(kBatch);
-  const int64_t lo = space.starts[part], n = space.starts[part + 1] - lo;
+  const int64_t lo = part < 0 ? 0 : space.starts[part], n = part < 0 ? space.size() : space.starts[part + 1] - lo;
   for (auto& id : ids) id = lo + static_cast<int64_t>(rng.below(n));
   return ids;
 }
@@ -163,13 +164,14 @@ int main() {
       const int local = ctx->local_part(), remote = (local + 1) % ctx->num_parts();
       // Each measurement is repeated, interleaved, and the median reported:
       // on a 2-core host single runs swing by +-30%.
-      std::vector<std::vector<Row>> runs(5);
+      std::vector<std::vector<Row>> runs(6);
       for (int rep = 0; rep < kRepeats; ++rep) {
         runs[0].push_back(time_memcpy());
         runs[1].push_back(time_pulls("pull, local partition (shared memory)", t, space, local, 100));
         runs[2].push_back(time_loopback_tcp());
         runs[3].push_back(time_pulls("pull, remote partition (ZeroMQ, loopback)", t, space, remote, 50));
         runs[4].push_back(time_concurrent_pulls("pull, remote, 2 threads at once", *ctx, t, space, remote, 50, 2));
+        runs[5].push_back(time_pulls("pull, IDs of both partitions", t, space, -1, 50));
       }
       std::vector<Row> rows;
       for (auto& r : runs) rows.push_back(median(r));

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tessera/util/error.h"
 
@@ -54,6 +55,21 @@ zmq::message_t frame_of(const Array& array) {
 }
 
 zmq::message_t frame_of(const std::string& text) { return zmq::message_t(text.data(), text.size()); }
+
+Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) bytes *= static_cast<size_t>(d);
+  if (frame.size() != bytes)
+    fail("a reply frame has {} bytes where {} were expected ({} values of shape {})", frame.size(), bytes,
+         dtype_name(dtype), fmt::join(shape, "x"));
+  auto owned = std::make_shared<zmq::message_t>(std::move(frame));
+  const void* data = owned->data();
+  if (reinterpret_cast<uintptr_t>(data) % 8 == 0)
+    return Array::wrap(dtype, std::move(shape), data, std::shared_ptr<const void>(owned, data));
+  Array copy = Array::uninitialized(dtype, std::move(shape));
+  std::memcpy(copy.mutable_raw(), data, bytes);
+  return copy;
+}
 
 // ---------------------------------------------------------------- server
 

@@ -17,6 +17,8 @@ int64_t TensorSpec::row_elems() const {
   return n;
 }
 
+size_t TensorSpec::row_bytes() const { return static_cast<size_t>(row_elems()) * dtype_size(dtype); }
+
 std::string TensorSpec::to_json() const {
   nlohmann::json j = {{"name", name},         {"dtype", dtype_name(dtype)}, {"row_shape", row_shape},
                       {"policy", policy},     {"persistent", persistent},   {"init", init.kind},
@@ -104,7 +106,7 @@ LocalTensor shared_view(const TensorSpec& spec, int64_t first_id, int64_t rows, 
 }  // namespace
 
 LocalTensor create_shared_tensor(const TensorSpec& spec, int64_t first_id, int64_t rows, const std::string& segment) {
-  const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(spec.row_elems()) * dtype_size(spec.dtype);
+  const size_t bytes = static_cast<size_t>(rows) * spec.row_bytes();
   // A zero-byte segment cannot be mapped; keep one page so every tensor has an address.
   LocalTensor t = shared_view(spec, first_id, rows, SharedMemory::create(segment, std::max<size_t>(bytes, 1)));
   initialize_rows(t);
@@ -113,7 +115,7 @@ LocalTensor create_shared_tensor(const TensorSpec& spec, int64_t first_id, int64
 
 LocalTensor attach_shared_tensor(const TensorSpec& spec, int64_t first_id, const std::string& segment) {
   SharedMemory shm = SharedMemory::attach(segment);
-  const size_t row_bytes = static_cast<size_t>(spec.row_elems()) * dtype_size(spec.dtype);
+  const size_t row_bytes = spec.row_bytes();
   const int64_t rows = row_bytes == 0 ? 0 : static_cast<int64_t>(shm.size() / row_bytes);
   return shared_view(spec, first_id, rows, std::move(shm));
 }

@@ -33,6 +33,7 @@ struct TensorSpec {
   std::string to_json() const;
   static TensorSpec from_json(const std::string& text);  // throws Error on bad input
   int64_t row_elems() const;
+  size_t row_bytes() const;  // row_elems() values of dtype
 };
 
 struct LocalTensor {
