@@ -15,6 +15,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -63,18 +64,17 @@ std::vector<int64_t> random_ids(tessera::Rng& rng, int64_t n, int64_t count) {
   return ids;
 }
 
-// `t.pull(ids)` equals the original, unpartitioned `array`'s rows, found
-// through the partition's ID map.
+// `t.pull(ids)` equals the original, unpartitioned `array`'s rows; node i
+// is original node orig_of[i].
 void expect_pull_matches(const std::string& name, const dist::DistTensor& t, const Array& array,
-                         const dist::DistTensor& orig, const std::vector<int64_t>& ids) {
+                         const int64_t* orig_of, const std::vector<int64_t>& ids) {
   const Array rows = t.pull(ids);
-  const Array o = orig.pull(ids);
   const size_t rb = array.row_bytes();
   EXPECT_OR_FAIL(rows.row_bytes() == rb, "{}: row bytes {} vs original {}", name, rows.row_bytes(), rb);
   EXPECT_OR_FAIL(rows.rows() == static_cast<int64_t>(ids.size()), "{}: {} rows for {} IDs", name, rows.rows(),
                  ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    const int64_t src = o.data<int64_t>()[i];
+    const int64_t src = orig_of[ids[i]];
     EXPECT_OR_FAIL(std::memcmp(static_cast<const char*>(rows.raw()) + i * rb,
                                static_cast<const char*>(array.raw()) + src * rb, rb) == 0,
                    "pull of {} row {} (original {}) differs from the dataset", name, ids[i], src);
@@ -82,41 +82,46 @@ void expect_pull_matches(const std::string& name, const dist::DistTensor& t, con
 }
 
 // Pulls random batches of every node array and compares them with the
-// original, unpartitioned dataset: batches of IDs anywhere (local rows and
-// chunked requests), and batches of one remote partition's IDs only, whose
-// reply frame becomes the result (sizes 1 and 3 give frames that ZeroMQ may
-// place unaligned, which are copied instead).
+// original, unpartitioned dataset through the ID map, pulled once for all
+// nodes: batches of IDs anywhere (local rows and chunked requests), and
+// batches of one remote partition's IDs only, whose reply frame becomes the
+// result (1 and 3 rows give frames that ZeroMQ may place unaligned, which
+// are copied instead).
 void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset& original) {
   const auto& nt = original.node_types.at(0);
   const int64_t n = g.num_nodes();
-  const dist::DistTensor orig = g.ndata("_ORIG_ID");
+  std::vector<int64_t> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  const Array orig_of = g.ndata("_ORIG_ID").pull(all);
+  std::vector<int64_t> seen(orig_of.data<int64_t>(), orig_of.data<int64_t>() + n);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_OR_FAIL(seen == all, "_ORIG_ID is not a permutation of the {} original nodes", n);
   const tessera::IdSpace& space = ctx.book().space("node:_N");
   tessera::Rng rng(17, ctx.rank());
   for (const auto& [name, array] : nt.data) {
     const dist::DistTensor t = g.ndata(name);
-    for (int batch = 0; batch < 5; ++batch) expect_pull_matches(name, t, array, orig, random_ids(rng, n, 1000));
+    for (int batch = 0; batch < 5; ++batch)
+      expect_pull_matches(name, t, array, orig_of.data<int64_t>(), random_ids(rng, n, 1000));
     for (int p = 0; p < ctx.num_parts(); ++p) {
       if (p == ctx.local_part()) continue;
       for (const int64_t size : {1, 3, 1000}) {
         std::vector<int64_t> ids = random_ids(rng, space.starts[p + 1] - space.starts[p], size);
         for (int64_t& id : ids) id += space.starts[p];
-        expect_pull_matches(name, t, array, orig, ids);
+        expect_pull_matches(name, t, array, orig_of.data<int64_t>(), ids);
       }
     }
   }
   // Masks: pulled train_mask matches the original training IDs.
   std::set<int64_t> train(nt.train.data<int64_t>(), nt.train.data<int64_t>() + nt.train.numel());
-  std::vector<int64_t> all(n);
-  std::iota(all.begin(), all.end(), 0);
   const Array mask = g.ndata("train_mask").pull(all);
-  const Array o = orig.pull(all);
   for (int64_t i = 0; i < n; ++i)
-    EXPECT_OR_FAIL((mask.data<bool>()[i] != 0) == (train.count(o.data<int64_t>()[i]) > 0), "train_mask of {}", i);
+    EXPECT_OR_FAIL((mask.data<bool>()[i] != 0) == (train.count(orig_of.data<int64_t>()[i]) > 0), "train_mask of {}",
+                   i);
   // An ID outside the space, negative or past the end, is an error naming it.
   for (const int64_t bad : {int64_t{-1}, n}) {
     std::string error;
     try {
-      (void)orig.pull(std::vector<int64_t>{0, bad});
+      (void)g.ndata("_ORIG_ID").pull(std::vector<int64_t>{0, bad});
     } catch (const std::exception& e) {
       error = e.what();
     }
