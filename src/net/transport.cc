@@ -6,9 +6,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <numeric>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "tessera/util/error.h"
 
@@ -57,17 +58,14 @@ zmq::message_t frame_of(const Array& array) {
 zmq::message_t frame_of(const std::string& text) { return zmq::message_t(text.data(), text.size()); }
 
 Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape) {
-  size_t bytes = dtype_size(dtype);
-  for (int64_t d : shape) bytes *= static_cast<size_t>(d);
-  if (frame.size() != bytes)
-    fail("a reply frame has {} bytes where {} were expected ({} values of shape {})", frame.size(), bytes,
-         dtype_name(dtype), fmt::join(shape, "x"));
+  const int64_t row_elems = std::accumulate(shape.begin() + 1, shape.end(), int64_t{1}, std::multiplies<>());
+  check_frame(frame.size(), dtype, shape.at(0), row_elems, "received");
   auto owned = std::make_shared<zmq::message_t>(std::move(frame));
   const void* data = owned->data();
   if (reinterpret_cast<uintptr_t>(data) % 8 == 0)
     return Array::wrap(dtype, std::move(shape), data, std::shared_ptr<const void>(owned, data));
   Array copy = Array::uninitialized(dtype, std::move(shape));
-  std::memcpy(copy.mutable_raw(), data, bytes);
+  std::memcpy(copy.mutable_raw(), data, copy.nbytes());
   return copy;
 }
 

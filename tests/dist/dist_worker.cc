@@ -92,7 +92,8 @@ void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset&
   const int64_t n = g.num_nodes();
   std::vector<int64_t> all(n);
   std::iota(all.begin(), all.end(), 0);
-  const Array orig_of = g.ndata("_ORIG_ID").pull(all);
+  const dist::DistTensor orig = g.ndata("_ORIG_ID");
+  const Array orig_of = orig.pull(all);
   std::vector<int64_t> seen(orig_of.data<int64_t>(), orig_of.data<int64_t>() + n);
   std::sort(seen.begin(), seen.end());
   EXPECT_OR_FAIL(seen == all, "_ORIG_ID is not a permutation of the {} original nodes", n);
@@ -121,7 +122,7 @@ void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset&
   for (const int64_t bad : {int64_t{-1}, n}) {
     std::string error;
     try {
-      (void)g.ndata("_ORIG_ID").pull(std::vector<int64_t>{0, bad});
+      (void)orig.pull(std::vector<int64_t>{0, bad});
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -27,10 +27,10 @@ zmq::message_t frame_of(std::vector<int64_t>&& values);
 zmq::message_t frame_of(std::vector<int32_t>&& values);
 zmq::message_t frame_of(const Array& array);  // keeps the array's memory alive
 zmq::message_t frame_of(const std::string& text);
-// The inverse for a received frame of exactly `shape`'s bytes: the Array
-// keeps the frame alive and uses its bytes in place, unless they are not
-// 8-byte aligned (small frames can sit at any offset of ZeroMQ's receive
-// buffer); then it copies them.
+// The inverse for a received frame of exactly `shape`'s bytes (shape[0]
+// rows; check_frame's error otherwise): the Array keeps the frame alive and
+// uses its bytes in place, unless they are not 8-byte aligned (small frames
+// can sit at any offset of ZeroMQ's receive buffer); then it copies them.
 Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape);
 
 struct Request {
