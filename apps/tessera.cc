@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "tessera/tools/commands.h"
-#include "tessera/util/error.h"
+#include "tools/commands.h"
+#include "tessera/base/error.h"
 
 // OpenMP threads that spin between parallel regions starve a sampler
 // thread or a co-located server on this kind of machine (2 cores), and

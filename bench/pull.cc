@@ -20,14 +20,15 @@
 
 #include <fmt/format.h>
 
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_tensor.h"
-#include "tessera/dist/kv_client.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
-#include "tessera/util/timer.h"
+#include "net/transport.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_tensor.h"
+#include "distributed/kv_client.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
+#include "tessera/base/timer.h"
 
-namespace dist = tessera::dist;
+namespace distributed = tessera::distributed;
 
 namespace {
 
@@ -50,7 +51,7 @@ std::vector<int64_t> batch_in(const tessera::IdSpace& space, int part, tessera::
   return ids;
 }
 
-Row time_pulls(const char* what, const dist::DistTensor& t, const tessera::IdSpace& space, int part, int batches) {
+Row time_pulls(const char* what, const distributed::DistTensor& t, const tessera::IdSpace& space, int part, int batches) {
   tessera::Rng rng(1, part);
   std::vector<std::vector<int64_t>> all;
   for (int b = 0; b < batches; ++b) all.push_back(batch_in(space, part, rng));
@@ -65,7 +66,7 @@ Row time_pulls(const char* what, const dist::DistTensor& t, const tessera::IdSpa
 // The same batches pulled by `threads` threads at once, each through its own
 // connection (as the data loader's sampler threads do): the rate a trainer
 // gets when requests overlap instead of waiting one at a time.
-Row time_concurrent_pulls(const char* what, dist::Context& ctx, const dist::DistTensor& t,
+Row time_concurrent_pulls(const char* what, distributed::Context& ctx, const distributed::DistTensor& t,
                           const tessera::IdSpace& space, int part, int batches, int threads) {
   tessera::Rng rng(1, part);
   std::vector<std::vector<int64_t>> all;
@@ -73,14 +74,14 @@ Row time_concurrent_pulls(const char* what, dist::Context& ctx, const dist::Dist
   std::vector<std::unique_ptr<tessera::net::Client>> clients;
   for (int k = 0; k < threads; ++k) {
     clients.push_back(ctx.connect());
-    dist::pull_rows(ctx, clients.back().get(), k, t.spec(), all[0].data(), kBatch);  // warm up
+    distributed::pull_rows(ctx, clients.back().get(), k, t.spec(), all[0].data(), kBatch);  // warm up
   }
   const tessera::Timer timer;
   std::vector<std::thread> workers;
   for (int k = 0; k < threads; ++k)
     workers.emplace_back([&, k] {
       for (int b = k; b < batches; b += threads)
-        dist::pull_rows(ctx, clients[k].get(), k, t.spec(), all[b].data(), kBatch);
+        distributed::pull_rows(ctx, clients[k].get(), k, t.spec(), all[b].data(), kBatch);
     });
   for (auto& w : workers) w.join();
   const double s = timer.seconds();
@@ -155,10 +156,10 @@ Row time_loopback_tcp() {
 
 int main() {
   try {
-    auto ctx = dist::initialize();
+    auto ctx = distributed::initialize();
     if (ctx->num_parts() < 2) tessera::fail("bench_pull needs 2 partitions (run bench/pull.sh)");
     const tessera::IdSpace& space = ctx->book().space("node:_N");
-    dist::DistTensor t(*ctx, "bench_rows", tessera::DType::kFloat32, {kDim}, "node:_N",
+    distributed::DistTensor t(*ctx, "bench_rows", tessera::DType::kFloat32, {kDim}, "node:_N",
                        tessera::store::Initializer{"uniform", -1, 1, 1});
     if (ctx->rank() == 0) {
       const int local = ctx->local_part(), remote = (local + 1) % ctx->num_parts();

@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_graph.h"
-#include "tessera/dist/node_split.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/util/timer.h"
+#include "tessera/base/timer.h"
 
-namespace dist = tessera::dist;
+namespace distributed = tessera::distributed;
 namespace sampling = tessera::sampling;
 
 int main(int argc, char** argv) {
@@ -32,12 +32,12 @@ int main(int argc, char** argv) {
     if (flag == "--batches") batches = std::atoll(argv[i + 1]);
   }
   try {
-    dist::InitOptions init;
+    distributed::InitOptions init;
     init.standalone = true;
     init.part_config = argv[1];
-    auto ctx = dist::initialize(init);
-    dist::DistGraph g(*ctx);
-    const std::vector<int64_t> train = dist::node_split(*ctx, g.ndata("train_mask"));
+    auto ctx = distributed::initialize(init);
+    distributed::DistGraph g(*ctx);
+    const std::vector<int64_t> train = distributed::node_split(*ctx, g.ndata("train_mask"));
     sampling::SamplerOptions options;
     options.fanouts = {10, 25};
     const sampling::DistNeighborSampler sampler(*ctx, options);

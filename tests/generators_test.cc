@@ -5,7 +5,7 @@
 #include <set>
 
 #include "tessera/gen/generators.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 #include "test_util.h"
 
 namespace tessera {

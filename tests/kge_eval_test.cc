@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "../src/kge/kge_step.h"
-#include "../src/kge/ranker.h"
-#include "../src/kge/triple_sampler.h"
+#include "kge/kge_step.h"
+#include "kge/ranker.h"
+#include "kge/triple_sampler.h"
 #include "tessera/kge/knowledge_graph.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace {

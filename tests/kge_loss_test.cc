@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "../src/kge/loss.h"
-#include "tessera/util/error.h"
+#include "kge/loss.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace {

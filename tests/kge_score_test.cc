@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "../src/kge/score_function.h"
-#include "tessera/util/error.h"
+#include "kge/score_function.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace {

@@ -1,7 +1,7 @@
 #include <fstream>
 
 #include "tessera/io/npy.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 #include "test_util.h"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
-#include "tessera/tools/inspect.h"
+#include "tools/inspect.h"
 #include "test_util.h"
 
 namespace tessera {

@@ -11,15 +11,15 @@
 
 #include <gtest/gtest.h>
 
-#include "../src/nn/rgcn.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_embedding.h"
+#include "tessera/nn/rgcn.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_embedding.h"
 #include "tessera/gen/generators.h"
 #include "tessera/partition/partition.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 #include "test_util.h"
 
 namespace tessera {
@@ -142,10 +142,10 @@ TEST(Rgcn, SparseEmbeddingStepChangesOnlyTheRowsOfTheBatch) {
   po.out_dir = dir / "p1";
   partition_dataset(d, po);
 
-  dist::InitOptions init;
+  distributed::InitOptions init;
   init.standalone = true;
   init.part_config = dir / "p1/mag.json";
-  auto ctx = dist::initialize(init);
+  auto ctx = distributed::initialize(init);
   const auto& config = ctx->config();
   const int author = static_cast<int>(std::find(config.ntypes.begin(), config.ntypes.end(), "author") -
                                       config.ntypes.begin());
@@ -156,14 +156,14 @@ TEST(Rgcn, SparseEmbeddingStepChangesOnlyTheRowsOfTheBatch) {
   lo.batch_size = 16;
   lo.shuffle = false;
   lo.seed_ntype = "paper";
-  std::vector<std::unique_ptr<dist::DistEmbedding>> embeddings(config.ntypes.size());
-  std::vector<const dist::DistEmbedding*> all;
+  std::vector<std::unique_ptr<distributed::DistEmbedding>> embeddings(config.ntypes.size());
+  std::vector<const distributed::DistEmbedding*> all;
   for (size_t t = 0; t < config.ntypes.size(); ++t) {
     if (static_cast<int>(t) == paper) {
       lo.typed_inputs["paper"] = "node/paper/feat";
       continue;
     }
-    embeddings[t] = std::make_unique<dist::DistEmbedding>(*ctx, "emb-" + config.ntypes[t], hidden,
+    embeddings[t] = std::make_unique<distributed::DistEmbedding>(*ctx, "emb-" + config.ntypes[t], hidden,
                                                           ctx->book().node_policy(static_cast<int>(t)),
                                                           store::Initializer{"uniform", -1, 1, 7});
     all.push_back(embeddings[t].get());
@@ -246,7 +246,7 @@ TEST(Rgcn, SparseEmbeddingStepChangesOnlyTheRowsOfTheBatch) {
     }
   }
 
-  dist::SparseAdam optimizer(*ctx, all, 0.1);
+  distributed::SparseAdam optimizer(*ctx, all, 0.1);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int t = batch.inputs[k].ntype;
     if (t == paper) continue;

@@ -117,7 +117,9 @@ TEST(RgcnTrain, BadFlagsAreClearErrors) {
            {"--sparse-optimizer sgd", "--sparse-optimizer 'sgd': expected adam or adagrad"},
            {"--fanout 10,x", "--fanout '10,x': entry 'x' is not a fanout"},
            {"--fanout 10,10,10", "gives 3 fanouts for 2 layers"},
-           {"--n-hidden 0", "--n-hidden must be at least 1"},
+           {"--n-hidden 0", "--num-hidden must be at least 1"},
+           {"--num-epochs 0", "--num-epochs must be at least 1"},
+           {"--validation-fanout 5,5,5", "--eval-fanout '5,5,5' gives 3 fanouts for 2 layers"},
        }) {
     const CommandResult r = run_tessera(base + c.flags);
     EXPECT_EQ(r.exit_code, 1) << c.flags << "\n" << r.err;

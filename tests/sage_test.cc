@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "../src/nn/csr_aggregate.h"
-#include "../src/nn/grad_sync.h"
-#include "../src/nn/sage.h"
+#include "tessera/nn/csr_aggregate.h"
+#include "tessera/distributed/grad_sync.h"
+#include "tessera/nn/sage.h"
 #include "test_util.h"
-#include "tessera/dist/rendezvous.h"
-#include "tessera/util/error.h"
+#include "distributed/rendezvous.h"
+#include "tessera/base/error.h"
 
 namespace tessera::nn {
 namespace {
@@ -293,8 +293,8 @@ TEST(GradSyncTest, OneMemberLeavesGradientsAlone) {
   for (size_t i = 1; i < params.size(); ++i) params[i].mutable_grad() = torch::randn_like(params[i]);
   std::vector<torch::Tensor> before;
   for (const auto& p : params) before.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
-  dist::Collectives coll(nullptr, "", 0, 1, "", 0);
-  allreduce_gradients(*model, coll);
+  distributed::Collectives coll(nullptr, "", 0, 1, "", 0);
+  distributed::allreduce_gradients(*model, coll);
   EXPECT_FALSE(params[0].grad().defined());
   for (size_t i = 1; i < params.size(); ++i) EXPECT_TRUE(torch::equal(params[i].grad(), before[i]));
 }
@@ -303,21 +303,21 @@ TEST(GradSyncTest, OneMemberLeavesGradientsAlone) {
 // becomes the mean, including one larger than a bucket and a missing one.
 TEST(GradSyncTest, TwoMembersAverage) {
   const int port = tessera::testing::free_port_block(1);
-  dist::Rendezvous host("127.0.0.1", port, true, 30);
+  distributed::Rendezvous host("127.0.0.1", port, true, 30);
   std::vector<torch::Tensor> grads[2];
   std::vector<std::string> errors(2);
   auto trainer = [&](int rank) {
     try {
-      std::unique_ptr<dist::Rendezvous> client;
-      if (rank == 1) client = std::make_unique<dist::Rendezvous>("127.0.0.1", port, false, 30);
-      dist::Collectives coll(rank == 0 ? &host : client.get(), "gradsync/", rank, 2, "127.0.0.1", 30);
+      std::unique_ptr<distributed::Rendezvous> client;
+      if (rank == 1) client = std::make_unique<distributed::Rendezvous>("127.0.0.1", port, false, 30);
+      distributed::Collectives coll(rank == 0 ? &host : client.get(), "gradsync/", rank, 2, "127.0.0.1", 30);
       torch::nn::Sequential model(torch::nn::Linear(1500, 1000), torch::nn::Linear(1000, 3));  // 6 MB of weights
       const auto params = model->parameters();
       for (size_t i = 0; i < params.size(); ++i) {
         if (rank == 0 && i == 1) continue;  // rank 0 has no gradient for this one
         params[i].mutable_grad() = torch::full_like(params[i], static_cast<float>(rank + 1)) + static_cast<float>(i);
       }
-      allreduce_gradients(*model, coll);
+      distributed::allreduce_gradients(*model, coll);
       for (const auto& p : params) grads[rank].push_back(p.grad());
     } catch (const std::exception& e) {
       errors[rank] = e.what();

@@ -81,11 +81,15 @@ TEST(SageTrain, BadFlagsAreClearErrors) {
     std::string flags, message;
   };
   for (const Case& c : std::vector<Case>{
-           {"--fan-out 10,x", "--fan-out '10,x': entry 'x' is not a fanout"},
+           // DGL's spelling is an alias; errors name the canonical flag.
+           {"--fan-out 10,x", "--fanout '10,x': entry 'x' is not a fanout"},
            {"--fan-out 10,10,10", "gives 3 fanouts for 2 layers"},
            {"--graph-name products", "--graph-name products does not match the partitioned graph 'cora'"},
            {"--num-epochs 0", "--num-epochs must be at least 1"},
            {"--aggregator lstm", "aggregator"},
+           {"--n-epochs 0", "--num-epochs must be at least 1"},
+           {"--batch-size-eval 0", "--eval-batch-size must be at least 1"},
+           {"--ip-config ip.txt", "--ip-config ip.txt: a standalone process has no servers to reach"},
        }) {
     const CommandResult r = run_tessera(base + c.flags);
     EXPECT_EQ(r.exit_code, 1) << c.flags << "\n" << r.err;
@@ -97,6 +101,24 @@ TEST(SageTrain, BadFlagsAreClearErrors) {
   const CommandResult r = run_tessera(fmt::format("train sage --standalone --part-config {}/p2/cora.json", d));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("2 partitions"), std::string::npos) << r.err;
+
+  // Under the launcher, --part-config must name the launcher's file: the
+  // same file by another path runs, another file is refused up front.
+  const std::string ip_config = loopback_ip_config(d, 2);
+  auto launch = [&](const std::string& trainer_flags) {
+    return run_command(fmt::format("{} launch --workspace {} --ip-config {} --part-config p2/cora.json "
+                                   "--num-servers 1 --num-trainers 1 \"{} train sage {}\"",
+                                   TESSERA_BINARY, d, ip_config, TESSERA_BINARY, trainer_flags));
+  };
+  const CommandResult same = launch(fmt::format("--part-config {}/p2/../p2/cora.json --ip-config {} --num-epochs 1 "
+                                                "--max-batches 1 --out {}/same", d, ip_config, d));
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  const CommandResult other = launch(fmt::format("--part-config {}/p1/cora.json --num-epochs 1 --out {}/other", d, d));
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE((other.out + other.err)
+                .find(fmt::format("--part-config {}/p1/cora.json is not the file the launcher gave this job", d)),
+            std::string::npos)
+      << other.out << other.err;
 }
 
 }  // namespace

@@ -10,11 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include "net/transport.h"
 #include "tessera/sampling/block_builder.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/sampling/neighbor_sampler.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
 namespace tessera::sampling {
 namespace {

@@ -7,12 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/net/message.h"
+#include "net/message.h"
+#include "net/transport.h"
 #include "tessera/partition/partition_book.h"
-#include "tessera/store/row_locks.h"
+#include "store/row_locks.h"
 #include "tessera/store/tensor.h"
-#include "tessera/store/tensor_ops.h"
-#include "tessera/util/error.h"
+#include "store/tensor_ops.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tessera/graph/dataset.h"
-#include "tessera/util/random.h"
+#include "tessera/base/random.h"
 
 namespace tessera {
 

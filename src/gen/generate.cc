@@ -1,4 +1,4 @@
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 #include "tessera/gen/generators.h"
 
 namespace tessera {

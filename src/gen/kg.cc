@@ -4,7 +4,7 @@
 // choice. Names "e<id>" / "r<id>"; 90/5/5 train/valid/test.
 #include "gen_common.h"
 #include "tessera/gen/generators.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

@@ -3,7 +3,7 @@
 // so a GNN (which averages same-class neighbours) clearly beats an MLP.
 #include "gen_common.h"
 #include "tessera/gen/generators.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

@@ -5,7 +5,7 @@
 
 #include "gen_common.h"
 #include "tessera/gen/generators.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

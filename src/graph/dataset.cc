@@ -1,6 +1,6 @@
 #include "tessera/graph/dataset.h"
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

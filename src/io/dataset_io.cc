@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "formats.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 

@@ -1,8 +1,8 @@
-#include "tessera/io/gzip_writer.h"
+#include "io/gzip_writer.h"
 
 #include <zlib.h>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

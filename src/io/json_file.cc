@@ -1,8 +1,8 @@
-#include "tessera/io/json_file.h"
+#include "io/json_file.h"
 
 #include <fstream>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "formats.h"
-#include "tessera/io/text.h"
-#include "tessera/util/error.h"
+#include "io/text.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

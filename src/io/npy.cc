@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

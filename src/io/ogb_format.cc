@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include "formats.h"
-#include "tessera/io/gzip_writer.h"
-#include "tessera/io/staged_dir.h"
-#include "tessera/io/text.h"
-#include "tessera/util/error.h"
+#include "io/gzip_writer.h"
+#include "io/staged_dir.h"
+#include "io/text.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 

@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "formats.h"
-#include "tessera/io/text.h"
-#include "tessera/util/error.h"
+#include "io/text.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 

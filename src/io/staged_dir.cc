@@ -1,4 +1,4 @@
-#include "tessera/io/staged_dir.h"
+#include "io/staged_dir.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tessera/util/error.h"
-#include "tessera/util/process.h"
+#include "tessera/base/error.h"
+#include "tessera/base/process.h"
 
 namespace fs = std::filesystem;
 

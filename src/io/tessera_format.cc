@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "formats.h"
-#include "tessera/io/json_file.h"
+#include "io/json_file.h"
 #include "tessera/io/npy.h"
-#include "tessera/io/staged_dir.h"
-#include "tessera/io/text.h"
-#include "tessera/util/error.h"
+#include "io/staged_dir.h"
+#include "io/text.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-#include "tessera/io/text.h"
+#include "io/text.h"
 
 #include <zlib.h>
 
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 

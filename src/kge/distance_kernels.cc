@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace {

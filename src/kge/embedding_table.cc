@@ -1,9 +1,9 @@
 #include "embedding_table.h"
 
-#include "tessera/dist/dist_tensor.h"
+#include "tessera/distributed/dist_tensor.h"
 #include "tessera/store/sparse_step.h"
-#include "tessera/store/tensor_ops.h"
-#include "tessera/util/error.h"
+#include "store/tensor_ops.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 
@@ -72,7 +72,7 @@ void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& st
   torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32).copy_(state.reshape({-1}));
 }
 
-ServerTable::ServerTable(dist::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
+ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
                          const store::Initializer& init, double lr)
     : ctx_(&ctx), embedding_(ctx, name, dim, policy, init), optimizer_(ctx, {&embedding_}, lr) {
   lr_ = lr;
@@ -90,19 +90,19 @@ void ServerTable::push(const std::vector<int64_t>& ids, const torch::Tensor& gra
 }
 
 torch::Tensor ServerTable::read_all() {
-  return tensor_of(dist::read_in_original_order(*ctx_, embedding_.weight()));
+  return tensor_of(distributed::read_in_original_order(*ctx_, embedding_.weight()));
 }
 
 torch::Tensor ServerTable::read_state() {
-  const auto state = dist::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
-  return tensor_of(dist::read_in_original_order(*ctx_, state));
+  const auto state = distributed::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
+  return tensor_of(distributed::read_in_original_order(*ctx_, state));
 }
 
 void ServerTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
-  dist::write_in_original_order(*ctx_, embedding_.weight(), array_of(weights));
+  distributed::write_in_original_order(*ctx_, embedding_.weight(), array_of(weights));
   const auto state_tensor =
-      dist::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
-  dist::write_in_original_order(*ctx_, state_tensor, array_of(state.reshape({-1})));
+      distributed::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
+  distributed::write_in_original_order(*ctx_, state_tensor, array_of(state.reshape({-1})));
 }
 
 }  // namespace tessera::kge

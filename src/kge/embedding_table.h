@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/dist/dist_embedding.h"
-#include "tessera/store/row_locks.h"
+#include "tessera/distributed/dist_embedding.h"
+#include "store/row_locks.h"
 #include "tessera/store/tensor.h"
 
 namespace tessera::kge {
@@ -69,7 +69,7 @@ class LocalTable : public EmbeddingTable {
 class ServerTable : public EmbeddingTable {
  public:
   // Collective: every trainer creates it with the same arguments.
-  ServerTable(dist::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
+  ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
               const store::Initializer& init, double lr);
   int64_t num_rows() const override { return embedding_.num_embeddings(); }
   int64_t dim() const override { return embedding_.dim(); }
@@ -84,9 +84,9 @@ class ServerTable : public EmbeddingTable {
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
 
  private:
-  dist::Context* ctx_;
-  dist::DistEmbedding embedding_;
-  dist::SparseRowAdagrad optimizer_;
+  distributed::Context* ctx_;
+  distributed::DistEmbedding embedding_;
+  distributed::SparseRowAdagrad optimizer_;
 };
 
 // A float32 Array as a tensor sharing its memory (the Array stays alive).

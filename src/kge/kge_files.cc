@@ -3,10 +3,10 @@
 #include <filesystem>
 
 #include "embedding_table.h"
-#include "tessera/io/json_file.h"
+#include "io/json_file.h"
 #include "tessera/io/npy.h"
-#include "tessera/io/staged_dir.h"
-#include "tessera/util/error.h"
+#include "io/staged_dir.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace fs = std::filesystem;

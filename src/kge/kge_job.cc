@@ -4,13 +4,13 @@
 #include <numeric>
 #include <fstream>
 
-#include "tessera/dist/dist_graph.h"
-#include "tessera/dist/dist_tensor.h"
-#include "tessera/dist/id_chunks.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/dist_tensor.h"
+#include "distributed/id_chunks.h"
 #include "tessera/io/npy.h"
 #include "tessera/store/partition_store.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
 namespace tessera::kge {
 namespace {
@@ -38,7 +38,7 @@ std::vector<std::string> read_names_file(const std::string& path) {
 // The triples stored with this machine's partition (the in-edges of the
 // entities it owns: `tessera kge partition` keeps each triple with its
 // tail), in partition IDs, and this trainer's contiguous share of them.
-Array local_triples(dist::Context& ctx) {
+Array local_triples(distributed::Context& ctx) {
   store::PartitionStore& part = ctx.local();
   const std::string etype = ctx.config().etypes.at(0);
   store::LocalTensor& relation = part.get(store::edge_tensor_name(etype, kRelationField));
@@ -72,10 +72,10 @@ Array local_triples(dist::Context& ctx) {
 // with contiguous shares each trainer would own a block of tail entities
 // (kinship DistMult, 2 client trainers, test MRR over seeds 1 and 2: 0.460
 // contiguous, 0.475 scattered; one machine with 2 workers: 0.477).
-Array triples_from_servers(dist::Context& ctx) {
-  const dist::DistGraph graph(ctx);
-  const dist::DistTensor relation =
-      dist::DistTensor::open(ctx, store::edge_tensor_name(ctx.config().etypes.at(0), kRelationField));
+Array triples_from_servers(distributed::Context& ctx) {
+  const distributed::DistGraph graph(ctx);
+  const distributed::DistTensor relation =
+      distributed::DistTensor::open(ctx, store::edge_tensor_name(ctx.config().etypes.at(0), kRelationField));
   const int64_t num_edges = graph.num_edges();
   // i -> i * stride mod num_edges is a permutation when they are coprime.
   int64_t stride = static_cast<int64_t>(0.6180339887 * static_cast<double>(num_edges)) | 1;
@@ -84,7 +84,7 @@ Array triples_from_servers(dist::Context& ctx) {
   const int64_t last = num_edges * (ctx.rank() + 1) / ctx.world_size();
   Array out = Array::zeros(DType::kInt64, {last - first, 3});
   int64_t* o = out.data<int64_t>();
-  dist::for_each_id_chunk(first, last, [&](int64_t chunk_first, const std::vector<int64_t>& positions) {
+  distributed::for_each_id_chunk(first, last, [&](int64_t chunk_first, const std::vector<int64_t>& positions) {
     std::vector<int64_t> eids(positions.size());
     for (size_t i = 0; i < eids.size(); ++i)
       eids[i] = static_cast<int64_t>(static_cast<__int128>(positions[i]) * stride % num_edges);
@@ -101,8 +101,8 @@ Array triples_from_servers(dist::Context& ctx) {
 }
 
 // Every trainer's triples, gathered and mapped to original entity IDs.
-Array gather_original_triples(dist::Context& ctx, const Array& mine) {
-  const dist::DistTensor orig = dist::DistTensor::open(ctx, "node/" + std::string(kEntityType) + "/_ORIG_ID");
+Array gather_original_triples(distributed::Context& ctx, const Array& mine) {
+  const distributed::DistTensor orig = distributed::DistTensor::open(ctx, "node/" + std::string(kEntityType) + "/_ORIG_ID");
   std::vector<int64_t> ends(2 * mine.rows());
   for (int64_t i = 0; i < mine.rows(); ++i) {
     ends[2 * i] = triple(mine, i)[0];
@@ -122,7 +122,7 @@ Array gather_original_triples(dist::Context& ctx, const Array& mine) {
   return out;
 }
 
-KnowledgeGraph distributed_graph(dist::Context& ctx, const KgeOptions& o) {
+KnowledgeGraph distributed_graph(distributed::Context& ctx, const KgeOptions& o) {
   const PartitionConfig& c = ctx.config();
   if (c.ntypes.size() != 1 || c.ntypes[0] != kEntityType || c.etypes.size() != 1)
     fail("{}: not a partitioned knowledge graph (expected one node type '{}' and one edge type; "
@@ -183,9 +183,9 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
   KgeJob job;
   const bool distributed = !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr;
   if (distributed) {
-    dist::InitOptions init;
+    distributed::InitOptions init;
     init.num_threads = o.num_thread;
-    job.ctx = dist::initialize(init);  // servers serve and exit inside
+    job.ctx = distributed::initialize(init);  // servers serve and exit inside
     if (job.ctx->standalone() && !o.part_config.empty())
       fail("--part_config needs `tessera launch` (distributed); standalone runs read --data_path directly");
     job.kg = distributed_graph(*job.ctx, o);

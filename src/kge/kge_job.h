@@ -15,14 +15,14 @@
 
 #include "embedding_table.h"
 #include "score_function.h"
-#include "tessera/dist/context.h"
+#include "tessera/distributed/context.h"
 #include "tessera/kge/kge_train.h"
 #include "tessera/kge/knowledge_graph.h"
 
 namespace tessera::kge {
 
 struct KgeJob {
-  std::unique_ptr<dist::Context> ctx;  // null when standalone
+  std::unique_ptr<distributed::Context> ctx;  // null when standalone
   KnowledgeGraph kg;                    // train: this process's triples (partition IDs when distributed)
   std::vector<Array> worker_triples;    // one share per worker thread
   Array known_train;                    // every training triple in original IDs, for filtering

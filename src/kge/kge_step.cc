@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tessera/util/error.h"
-#include "tessera/util/timer.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
 
 namespace tessera::kge {
 

@@ -15,10 +15,10 @@
 #include "kge_step.h"
 #include "ranker.h"
 #include "tessera/train/run_log.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
-#include "tessera/util/threads.h"
-#include "tessera/util/timer.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
+#include "tessera/base/threads.h"
+#include "tessera/base/timer.h"
 
 namespace tessera::kge {
 namespace fs = std::filesystem;

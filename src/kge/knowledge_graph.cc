@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "tessera/io/dataset_io.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace fs = std::filesystem;

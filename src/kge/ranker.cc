@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tessera/kge/knowledge_graph.h"
-#include "tessera/util/random.h"
+#include "tessera/base/random.h"
 
 namespace tessera::kge {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "score_function.h"
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 
 namespace tessera::kge {
 

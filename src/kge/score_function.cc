@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 namespace {

@@ -3,7 +3,7 @@
 #include <numeric>
 
 #include "tessera/kge/knowledge_graph.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::kge {
 

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/io/array.h"
-#include "tessera/util/random.h"
+#include "tessera/base/array.h"
+#include "tessera/base/random.h"
 
 namespace tessera::kge {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tessera/store/shared_memory.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "tessera/launch/spawner.h"
+#include "launch/spawner.h"
 
 namespace tessera::launch {
 

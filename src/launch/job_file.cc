@@ -34,9 +34,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "tessera/dist/ip_config.h"
-#include "tessera/launch/launch.h"
-#include "tessera/util/error.h"
+#include "tessera/distributed/ip_config.h"
+#include "launch/launch.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 
@@ -161,7 +161,7 @@ int run_launch_job(const std::string& job_file) {
     const YAML::Node h = hosts[i];
     const std::string where = fmt::format("hosts[{}].", i);
     const std::string host = r.require<std::string>(h, "host", where);
-    ip_config += fmt::format("{} {}{}\n", host, r.get<int>(h, "base_port", where, dist::kDefaultBasePort),
+    ip_config += fmt::format("{} {}{}\n", host, r.get<int>(h, "base_port", where, distributed::kDefaultBasePort),
                              client[i] ? " client" : "");
     o.trainers_per_machine.push_back(r.get<int>(h, "trainers", where, server_client && !client[i] ? 0 : 1));
     o.machine_workspaces.push_back(r.get<std::string>(h, "workspace", where, o.workspace));

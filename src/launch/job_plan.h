@@ -7,8 +7,8 @@
 
 #include "remote_hosts.h"
 #include "supervisor.h"
-#include "tessera/dist/ip_config.h"
-#include "tessera/launch/launch.h"
+#include "tessera/distributed/ip_config.h"
+#include "launch/launch.h"
 
 namespace tessera::launch {
 
@@ -18,7 +18,7 @@ struct JobPlan {
   std::vector<std::string> workspaces;  // by machine, absolute
   std::string ip_config;    // absolute
   std::string part_config;  // as given: relative to each machine's workspace
-  std::vector<dist::MachineAddress> machines;
+  std::vector<distributed::MachineAddress> machines;
   std::vector<bool> machine_is_local;   // by machine: an address of this host
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
   int num_servers = 1;  // per machine holding a partition

@@ -1,4 +1,4 @@
-#include "tessera/launch/launch.h"
+#include "launch/launch.h"
 
 #include <unistd.h>
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <set>
 
-#include "tessera/launch/spawner.h"
-#include "tessera/util/error.h"
+#include "launch/spawner.h"
+#include "tessera/base/error.h"
 
 extern char** environ;
 

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "tessera/launch/spawner.h"
-#include "tessera/util/error.h"
+#include "launch/spawner.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "parallel_commands.h"
 #include "ssh.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/launch/launch.h"
+#include "launch/launch.h"
 
 namespace tessera::launch {
 

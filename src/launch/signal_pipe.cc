@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "ssh.h"
-#include "tessera/launch/spawner.h"
-#include "tessera/util/error.h"
+#include "launch/spawner.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::launch {
 namespace {
@@ -151,7 +151,7 @@ void Supervisor::on_signal(int sig) {
 
 bool Supervisor::any_running(bool servers, bool trainers) const {
   return std::any_of(children_.begin(), children_.end(), [&](const Child& c) {
-    return c.running && (c.role == dist::Role::kServer ? servers : trainers);
+    return c.running && (c.role == distributed::Role::kServer ? servers : trainers);
   });
 }
 

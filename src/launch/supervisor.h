@@ -12,14 +12,14 @@
 
 #include "line_relay.h"
 #include "signal_pipe.h"
-#include "tessera/dist/job_env.h"
-#include "tessera/launch/spawner.h"
+#include "tessera/distributed/job_env.h"
+#include "launch/spawner.h"
 
 namespace tessera::launch {
 
 struct SupervisedProcess {
   std::string label;  // "m0/server/1"
-  dist::Role role;
+  distributed::Role role;
   ProcessSpec spec;
 };
 
@@ -54,7 +54,7 @@ class Supervisor {
   using Clock = std::chrono::steady_clock;
   struct Child {
     std::string label;
-    dist::Role role;
+    distributed::Role role;
     pid_t pid;
     int stdin_fd;  // -1 unless the spawner gave one (spawner.h); -1 once closed
     bool remote;   // it had one: it stops by hang-up, not by SIGTERM

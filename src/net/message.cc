@@ -1,4 +1,4 @@
-#include "tessera/net/message.h"
+#include "net/message.h"
 
 #include <cstring>
 

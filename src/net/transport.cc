@@ -1,4 +1,4 @@
-#include "tessera/net/transport.h"
+#include "net/transport.h"
 
 #include <cerrno>
 
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::net {
 namespace {

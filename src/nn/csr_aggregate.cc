@@ -1,12 +1,12 @@
-#include "csr_aggregate.h"
+#include "tessera/nn/csr_aggregate.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "tessera/util/error.h"
-#include "tessera/util/prefetch.h"
+#include "tessera/base/error.h"
+#include "base/prefetch.h"
 
 namespace tessera::nn {
 namespace {

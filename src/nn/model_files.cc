@@ -1,7 +1,7 @@
-#include "model_files.h"
+#include "tessera/nn/model_files.h"
 
-#include "tessera/io/staged_dir.h"
-#include "tessera/util/error.h"
+#include "io/staged_dir.h"
+#include "tessera/base/error.h"
 
 namespace tessera::nn {
 

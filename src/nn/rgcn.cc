@@ -1,10 +1,10 @@
-#include "rgcn.h"
+#include "tessera/nn/rgcn.h"
 
 #include <nlohmann/json.hpp>
 
-#include "csr_aggregate.h"
-#include "model_files.h"
-#include "tessera/util/error.h"
+#include "tessera/nn/csr_aggregate.h"
+#include "tessera/nn/model_files.h"
+#include "tessera/base/error.h"
 
 namespace tessera::nn {
 

@@ -1,13 +1,13 @@
-#include "sage.h"
+#include "tessera/nn/sage.h"
 
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "csr_aggregate.h"
-#include "model_files.h"
-#include "tessera/io/staged_dir.h"
-#include "tessera/util/error.h"
+#include "tessera/nn/csr_aggregate.h"
+#include "tessera/nn/model_files.h"
+#include "io/staged_dir.h"
+#include "tessera/base/error.h"
 
 namespace tessera::nn {
 

@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "tessera/partition/partition.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
 namespace tessera {
 namespace {

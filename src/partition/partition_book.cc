@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

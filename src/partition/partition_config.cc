@@ -1,4 +1,4 @@
-#include "tessera/io/json_file.h"
+#include "io/json_file.h"
 #include "tessera/partition/partition_config.h"
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -10,10 +10,10 @@
 
 #include "reshuffle.h"
 #include "tessera/io/npy.h"
-#include "tessera/io/staged_dir.h"
+#include "io/staged_dir.h"
 #include "tessera/partition/partition.h"
-#include "tessera/util/error.h"
-#include "tessera/util/timer.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
 
 namespace tessera {
 namespace {

@@ -3,8 +3,8 @@
 #include <limits>
 #include <utility>
 
-#include "tessera/util/error.h"
-#include "tessera/util/prefetch.h"
+#include "tessera/base/error.h"
+#include "base/prefetch.h"
 
 namespace tessera::sampling {
 

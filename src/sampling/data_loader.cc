@@ -6,15 +6,16 @@
 #include <map>
 #include <utility>
 
-#include "tessera/dist/dist_tensor.h"
-#include "tessera/dist/kv_client.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
-#include "tessera/util/timer.h"
+#include "net/transport.h"
+#include "tessera/distributed/dist_tensor.h"
+#include "distributed/kv_client.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
+#include "tessera/base/timer.h"
 
 namespace tessera::sampling {
 
-DistDataLoader::DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
+DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
                                LoaderOptions options)
     : ctx_(&ctx), sampler_(&sampler), seeds_(std::move(seeds)), options_(std::move(options)) {
   if (options_.batch_size < 1) fail("--batch-size must be at least 1 (got {})", options_.batch_size);
@@ -31,14 +32,14 @@ DistDataLoader::DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sa
   // Node data is indexed by type-local IDs; with one node type those are
   // the homogeneous IDs the sampler produces.
   if (!options_.feature.empty() && !typed)
-    feature_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(ntypes[0], options_.feature)).spec();
+    feature_spec_ = distributed::DistTensor::open(ctx, store::node_tensor_name(ntypes[0], options_.feature)).spec();
   if (!options_.label.empty())
-    label_spec_ = dist::DistTensor::open(ctx, store::node_tensor_name(seed_ntype, options_.label)).spec();
+    label_spec_ = distributed::DistTensor::open(ctx, store::node_tensor_name(seed_ntype, options_.label)).spec();
   if (typed) {
     for (size_t t = 0; t < ntypes.size(); ++t) {
       const auto it = options_.typed_inputs.find(ntypes[t]);
       if (it == options_.typed_inputs.end()) fail("node type '{}' has no input tensor", ntypes[t]);
-      input_specs_.push_back(dist::DistTensor::open(ctx, it->second).spec());
+      input_specs_.push_back(distributed::DistTensor::open(ctx, it->second).spec());
       if (input_specs_.back().policy != ctx.book().node_policy(static_cast<int>(t)))
         fail("input tensor '{}' of node type '{}' is sharded by {}, not by that node type", it->second, ntypes[t],
              input_specs_.back().policy);
@@ -107,13 +108,13 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
   } else if (!options_.feature.empty()) {
-    batch->features = dist::pull_rows(*ctx_, client, worker_index, feature_spec_, inputs.data(),
+    batch->features = distributed::pull_rows(*ctx_, client, worker_index, feature_spec_, inputs.data(),
                                       static_cast<int64_t>(inputs.size()));
   }
   if (!options_.label.empty()) {
     std::vector<int64_t> label_ids(batch->seeds.size());
     for (size_t i = 0; i < label_ids.size(); ++i) label_ids[i] = ctx_->book().typed_node(batch->seeds[i]).id;
-    batch->labels = dist::pull_rows(*ctx_, client, worker_index, label_spec_, label_ids.data(),
+    batch->labels = distributed::pull_rows(*ctx_, client, worker_index, label_spec_, label_ids.data(),
                                     static_cast<int64_t>(label_ids.size()));
   }
   batch->fetch_s = timer.seconds();
@@ -133,7 +134,7 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, M
     TypedInputs& group = by_type[t];
     if (group.ids.empty()) continue;
     group.ntype = static_cast<int>(t);
-    group.rows = dist::pull_rows(*ctx_, client, worker_index, input_specs_[t], group.ids.data(),
+    group.rows = distributed::pull_rows(*ctx_, client, worker_index, input_specs_[t], group.ids.data(),
                                  static_cast<int64_t>(group.ids.size()));
     batch->inputs.push_back(std::move(group));
   }

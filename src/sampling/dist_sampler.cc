@@ -4,8 +4,9 @@
 #include <cstring>
 #include <utility>
 
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "net/transport.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
 namespace tessera::sampling {
 namespace {
@@ -58,7 +59,7 @@ FanoutSpec decode_fanout(const int64_t* values, size_t count) {
   return spec;
 }
 
-DistNeighborSampler::DistNeighborSampler(dist::Context& ctx, SamplerOptions options)
+DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptions options)
     : ctx_(&ctx), options_(std::move(options)) {
   // A client machine (server-client mode) holds no partition: every seed is
   // sampled by its owner's servers.

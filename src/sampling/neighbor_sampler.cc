@@ -5,9 +5,9 @@
 #include <numeric>
 #include <utility>
 
-#include "tessera/util/error.h"
-#include "tessera/util/prefetch.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "base/prefetch.h"
+#include "tessera/base/random.h"
 
 namespace tessera::sampling {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tessera/io/npy.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::store {
 namespace {

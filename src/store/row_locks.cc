@@ -1,4 +1,4 @@
-#include "tessera/store/row_locks.h"
+#include "store/row_locks.h"
 
 #include <sched.h>
 

@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <utility>
 
-#include "tessera/util/error.h"
-#include "tessera/util/process.h"
+#include "tessera/base/error.h"
+#include "tessera/base/process.h"
 
 namespace tessera::store {
 namespace {

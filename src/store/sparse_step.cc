@@ -1,7 +1,7 @@
 #include "tessera/store/sparse_step.h"
 
-#include "tessera/store/tensor_ops.h"
-#include "tessera/util/error.h"
+#include "store/tensor_ops.h"
+#include "tessera/base/error.h"
 
 namespace tessera::store {
 

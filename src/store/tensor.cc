@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
 namespace tessera::store {
 

@@ -1,11 +1,11 @@
-#include "tessera/store/tensor_ops.h"
+#include "store/tensor_ops.h"
 
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
 
-#include "tessera/util/error.h"
-#include "tessera/util/prefetch.h"
+#include "tessera/base/error.h"
+#include "base/prefetch.h"
 
 namespace tessera::store {
 namespace {

@@ -1,5 +1,5 @@
-#include "tessera/launch/launch.h"
-#include "tessera/tools/commands.h"
+#include "launch/launch.h"
+#include "tools/commands.h"
 
 namespace tessera {
 

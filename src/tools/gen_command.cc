@@ -2,9 +2,9 @@
 
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
-#include "tessera/tools/commands.h"
-#include "tessera/util/error.h"
-#include "tessera/util/timer.h"
+#include "tools/commands.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "tessera/tools/inspect.h"
+#include "tools/inspect.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include "tessera/io/npy.h"
 #include "tessera/partition/partition_config.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera {
 namespace {

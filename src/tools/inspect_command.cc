@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "tessera/tools/commands.h"
-#include "tessera/tools/inspect.h"
+#include "tools/commands.h"
+#include "tools/inspect.h"
 
 namespace tessera {
 

@@ -8,8 +8,8 @@
 #include "tessera/kge/kge_train.h"
 #include "tessera/kge/knowledge_graph.h"
 #include "tessera/partition/partition.h"
-#include "tessera/tools/commands.h"
-#include "tessera/util/timer.h"
+#include "tools/commands.h"
+#include "tessera/base/timer.h"
 
 namespace tessera {
 namespace {

@@ -1,6 +1,6 @@
-#include "tessera/io/text.h"
-#include "tessera/launch/launch.h"
-#include "tessera/tools/commands.h"
+#include "io/text.h"
+#include "launch/launch.h"
+#include "tools/commands.h"
 
 namespace tessera {
 namespace {

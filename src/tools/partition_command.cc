@@ -2,8 +2,8 @@
 
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
-#include "tessera/tools/commands.h"
-#include "tessera/util/timer.h"
+#include "tools/commands.h"
+#include "tessera/base/timer.h"
 
 namespace tessera {
 

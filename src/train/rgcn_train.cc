@@ -9,17 +9,17 @@
 
 #include <fmt/format.h>
 
-#include "../nn/rgcn.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_embedding.h"
-#include "tessera/dist/dist_graph.h"
-#include "tessera/dist/node_split.h"
+#include "tessera/nn/rgcn.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_embedding.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/train/run_log.h"
-#include "tessera/util/error.h"
-#include "tessera/util/timer.h"
-#include "train_common.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
+#include "tessera/train/trainer.h"
 
 namespace tessera::train {
 namespace {
@@ -87,35 +87,22 @@ BatchTensors batch_tensors(const sampling::MiniBatch& batch, const PartitionConf
 }  // namespace
 
 int run_rgcn_training(const RgcnTrainOptions& o) {
-  if (o.num_epochs < 1) fail("--n-epochs must be at least 1 (got {})", o.num_epochs);
-  if (o.num_layers < 1) fail("--n-layers must be at least 1 (got {})", o.num_layers);
-  if (o.num_hidden < 1) fail("--n-hidden must be at least 1 (got {})", o.num_hidden);
-  if (o.log_every < 1 || o.eval_every < 1) fail("--log-every and --eval-every must be at least 1");
+  std::vector<int64_t> fanouts, eval_fanouts;
+  validate(o, &fanouts, &eval_fanouts);
   if (o.fanout_mode != "total" && o.fanout_mode != "per-etype")
     fail("--fanout-mode '{}': expected total or per-etype", o.fanout_mode);
   if (o.sparse_optimizer != "adam" && o.sparse_optimizer != "adagrad")
     fail("--sparse-optimizer '{}': expected adam or adagrad", o.sparse_optimizer);
-  const std::vector<int64_t> fanouts = layer_fanouts(o.fanout, o.num_layers, "--fanout");
-  const std::vector<int64_t> eval_fanouts =
-      layer_fanouts(o.validation_fanout.empty() ? o.fanout : o.validation_fanout, o.num_layers, "--validation-fanout");
-
-  dist::InitOptions init;
-  init.standalone = o.standalone;
-  init.part_config = o.part_config;
-  init.num_threads = o.num_threads;
-  auto ctx = dist::initialize(init);
+  auto ctx = join_job(o);
   const PartitionConfig& config = ctx->config();
-  if (!o.graph_name.empty() && o.graph_name != config.graph_name)
-    fail("--graph-name {} does not match the partitioned graph '{}'", o.graph_name, config.graph_name);
-  dist::DistGraph g(*ctx);
+  distributed::DistGraph g(*ctx);
   const std::string category = predict_category(config, o.predict_category);
   const int category_type = static_cast<int>(std::find(config.ntypes.begin(), config.ntypes.end(), category) -
                                              config.ntypes.begin());
   const int num_samplers = o.num_samplers >= 0 ? o.num_samplers : ctx->env().num_samplers;
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "rgcn-" + config.graph_name : o.out_dir;
-  if (logger) fs::create_directories(out_dir);
-  RunLog log(out_dir + "/metrics.jsonl", logger);
+  RunLog log = open_run_log(*ctx, out_dir);
 
   nn::RgcnOptions mo;
   mo.hidden = o.num_hidden;
@@ -130,8 +117,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   nn::validate(mo);
 
   // A learnable embedding per node of every featureless type, on the servers.
-  std::vector<std::unique_ptr<dist::DistEmbedding>> embeddings(config.ntypes.size());
-  std::vector<const dist::DistEmbedding*> embedding_list;
+  std::vector<std::unique_ptr<distributed::DistEmbedding>> embeddings(config.ntypes.size());
+  std::vector<const distributed::DistEmbedding*> embedding_list;
   std::vector<bool> is_embedded(config.ntypes.size(), false);
   sampling::LoaderOptions lo;
   lo.batch_size = o.batch_size;
@@ -144,24 +131,24 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       lo.typed_inputs[ntype] = store::node_tensor_name(ntype, "feat");
       continue;
     }
-    embeddings[t] = std::make_unique<dist::DistEmbedding>(
+    embeddings[t] = std::make_unique<distributed::DistEmbedding>(
         *ctx, "rgcn-emb-" + ntype, o.num_hidden, ctx->book().node_policy(static_cast<int>(t)),
         store::Initializer{"uniform", -1, 1, o.seed * 1000 + t});
     embedding_list.push_back(embeddings[t].get());
     is_embedded[t] = true;
     lo.typed_inputs[ntype] = embeddings[t]->name();
   }
-  std::unique_ptr<dist::SparseOptimizer> sparse_optimizer;
+  std::unique_ptr<distributed::SparseOptimizer> sparse_optimizer;
   if (!embedding_list.empty()) {
-    if (o.sparse_optimizer == "adam") sparse_optimizer = std::make_unique<dist::SparseAdam>(*ctx, embedding_list, o.sparse_lr);
-    else sparse_optimizer = std::make_unique<dist::SparseAdagrad>(*ctx, embedding_list, o.sparse_lr);
+    if (o.sparse_optimizer == "adam") sparse_optimizer = std::make_unique<distributed::SparseAdam>(*ctx, embedding_list, o.sparse_lr);
+    else sparse_optimizer = std::make_unique<distributed::SparseAdagrad>(*ctx, embedding_list, o.sparse_lr);
   }
 
   // Seeds: this trainer's share of the category's split, as homogeneous IDs.
   auto split_of = [&](const char* mask) {
     std::vector<int64_t> ids;
     if (!config.node_feat_schema.at(category).count(mask)) return ids;
-    ids = dist::node_split(*ctx, g.ndata(mask, category), true);
+    ids = distributed::node_split(*ctx, g.ndata(mask, category), true);
     for (int64_t& id : ids) id = ctx->book().homogeneous_node(category_type, id);
     return ids;
   };
@@ -186,30 +173,18 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   torch::manual_seed(o.seed);
   nn::Rgcn model(mo);
   broadcast_parameters(*model, ctx->collectives());
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.l2norm));
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers;
   // -1 when the split is empty everywhere.
+  sampling::LoaderOptions elo = lo;
+  elo.batch_size = o.eval_batch_size;
   auto evaluate = [&](const std::vector<int64_t>& ids) {
     if (sparse_optimizer) sparse_optimizer->flush();  // evaluate the embeddings as trained
-    torch::NoGradGuard no_grad;
-    model->eval();
-    sampling::LoaderOptions elo = lo;
-    elo.batch_size = o.eval_batch_size;
-    elo.shuffle = false;
-    sampling::DistDataLoader eval_loader(*ctx, eval_sampler, ids, elo);
-    eval_loader.start_epoch(0);
-    int64_t counts[2] = {0, 0};  // correct, total
-    sampling::MiniBatch batch;
-    while (eval_loader.next(&batch)) {
+    return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
       const BatchTensors t = batch_tensors(batch, config, is_embedded, false);
-      const torch::Tensor logits = model->forward(t.blocks, t.inputs);
-      counts[0] += logits.argmax(1).eq(labels_of(batch)).sum().item<int64_t>();
-      counts[1] += static_cast<int64_t>(batch.seeds.size());
-    }
-    ctx->collectives().all_reduce_sum(counts, 2);
-    model->train();
-    return counts[1] == 0 ? -1.0 : static_cast<double>(counts[0]) / counts[1];
+      return model->forward(t.blocks, t.inputs);
+    });
   };
 
   log.line(fmt::format("{}: {} trainers, {} training {} nodes ({} here), {} steps per epoch of {} seeds, fanout {} "
@@ -219,74 +194,33 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        o.batch_size, o.fanout, o.fanout_mode, num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
-  double val_acc = -1, test_acc = -1, total_epoch_s = 0, last_loss = 0, last_train_acc = 0, busy_s = 0;
-  PhaseTimes all;
-  for (int epoch = 0; epoch < o.num_epochs; ++epoch) {
-    Timer epoch_timer;
-    const HostCpu cpu_at_start = host_cpu();
-    PhaseTimes ep, window;
-    loader.start_epoch(epoch);
-    model->train();
-    sampling::MiniBatch batch;
-    for (int64_t step = 0;; ++step) {
-      Timer t;
-      if (!loader.next(&batch)) break;
-      const double wait = t.seconds();
-      t.reset();
-      BatchTensors bt = batch_tensors(batch, config, is_embedded, true);
-      const double prepare = t.seconds();
-      StepResult r = supervised_step(
-          *model, optimizer, ctx->collectives(), [&] { return model->forward(bt.blocks, bt.inputs); },
-          labels_of(batch));
-      r.compute_s += prepare;
-      t.reset();
-      // Embedding gradients go out without waiting; the servers apply them
-      // while the next batch computes, and the next step first waits for
-      // these acknowledgements, so at most one step is in flight.
-      if (sparse_optimizer) sparse_optimizer->flush();
-      for (const int k : bt.embedded) {
-        const sampling::TypedInputs& group = batch.inputs[k];
-        const torch::Tensor grad = bt.inputs[k].rows.grad().contiguous();
-        sparse_optimizer->step_async(*embeddings[group.ntype], group.ids.data(),
-                                     static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());
-      }
-      const double sparse = t.seconds();
-      ep.add_step(batch, wait, r, sparse);
-      window.add_step(batch, wait, r, sparse);
-      log.progress(epoch, step + 1, steps);
-      if ((step + 1) % o.log_every == 0) {
-        const double secs = window.wait + window.compute + window.allreduce + window.sparse;
-        log.line(fmt::format("Epoch {:05d} | Step {:05d} | Loss {:.4f} | Train Acc {:.4f} | Speed (seeds/s) {:.1f} | {}",
-                             epoch, step + 1, window.loss / window.steps,
-                             static_cast<double>(window.correct) / window.seeds, window.seeds / secs, window.split()));
-        window = PhaseTimes{};
-      }
-    }
-    const double epoch_s = epoch_timer.seconds();
-    const double cpu_busy = host_cpu().busy_since(cpu_at_start);
-    total_epoch_s += epoch_s;
-    busy_s += cpu_busy * epoch_s;
-    last_loss = ep.loss / std::max<int64_t>(1, ep.steps);
-    last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
-    all.add(ep);
-    json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
-                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"wait_fraction", ep.wait / epoch_s},
-                   {"host_cpu_busy", cpu_busy}};
-    record.update(ep.times());
-    std::string eval_text;
-    if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.num_epochs) {
-      val_acc = evaluate(val_ids);
-      test_acc = evaluate(test_ids);
-      record["val_acc"] = val_acc;
-      record["test_acc"] = test_acc;
-      eval_text = fmt::format(" | Val Acc {:.4f} | Test Acc {:.4f}", val_acc, test_acc);
-    }
-    log.metrics(record);
-    log.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {} | "
-                         "host CPU {:.0f}% busy{}",
-                         epoch, epoch_s, last_loss, last_train_acc, ep.seeds / epoch_s, ep.split(), 100 * cpu_busy,
-                         eval_text));
-  }
+  EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
+  model->train();
+  RunSummary summary = loop.run(
+      loader, steps,
+      [&](const sampling::MiniBatch& batch) {
+        Timer t;
+        BatchTensors bt = batch_tensors(batch, config, is_embedded, true);
+        const double prepare = t.seconds();
+        StepResult r = supervised_step(
+            *model, optimizer, ctx->collectives(), [&] { return model->forward(bt.blocks, bt.inputs); },
+            labels_of(batch));
+        r.compute_s += prepare;
+        t.reset();
+        // Embedding gradients go out without waiting; the servers apply them
+        // while the next batch computes, and the next step first waits for
+        // these acknowledgements, so at most one step is in flight.
+        if (sparse_optimizer) sparse_optimizer->flush();
+        for (const int k : bt.embedded) {
+          const sampling::TypedInputs& group = batch.inputs[k];
+          const torch::Tensor grad = bt.inputs[k].rows.grad().contiguous();
+          sparse_optimizer->step_async(*embeddings[group.ntype], group.ids.data(),
+                                       static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());
+        }
+        r.sparse_s = t.seconds();
+        return r;
+      },
+      [&] { return std::make_pair(evaluate(val_ids), evaluate(test_ids)); });
 
   if (sparse_optimizer) sparse_optimizer->flush();
   ctx->collectives().barrier();  // every trainer's last updates have landed before trainer 0 saves
@@ -296,13 +230,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
     for (size_t t = 0; t < embeddings.size(); ++t)
       if (embeddings[t]) embeddings[t]->save(out_dir + "/embeddings/" + config.ntypes[t] + ".npy");
   }
-  json end_record = final_record({val_acc, test_acc, last_train_acc, last_loss, o.num_epochs, steps, ctx->world_size(),
-                                   total_epoch_s, out_dir + "/model"},
-                                  all);
-  end_record["wait_fraction"] = all.wait / total_epoch_s;
-  end_record["host_cpu_busy"] = busy_s / total_epoch_s;
-  ctx->finalize();
-  log.final_metrics(end_record);
+  summary.model_dir = out_dir + "/model";
+  loop.finish(summary);
   return 0;
 }
 

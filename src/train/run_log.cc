@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
 namespace tessera::train {
 

@@ -3,28 +3,24 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <limits>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "../nn/sage.h"
-#include "train_common.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_graph.h"
-#include "tessera/dist/node_split.h"
+#include "tessera/nn/sage.h"
+#include "tessera/train/trainer.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/train/run_log.h"
-#include "tessera/util/error.h"
-#include "tessera/util/timer.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
 
 namespace tessera::train {
 namespace {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::vector<nn::BlockTensors> block_tensors(const sampling::MiniBatch& batch) {
   std::vector<nn::BlockTensors> blocks;
@@ -32,58 +28,24 @@ std::vector<nn::BlockTensors> block_tensors(const sampling::MiniBatch& batch) {
   return blocks;
 }
 
-// Accuracy over `ids` (this trainer's share), summed over all trainers.
-double evaluate(dist::Context& ctx, nn::Sage& model, const sampling::DistNeighborSampler& sampler,
-                const std::vector<int64_t>& ids, const SageTrainOptions& o, int num_samplers) {
-  torch::NoGradGuard no_grad;
-  model->eval();
-  sampling::LoaderOptions lo;
-  lo.batch_size = o.batch_size_eval;
-  lo.shuffle = false;
-  lo.num_samplers = num_samplers;
-  sampling::DistDataLoader loader(ctx, sampler, ids, lo);
-  loader.start_epoch(0);
-  int64_t counts[2] = {0, 0};  // correct, total
-  sampling::MiniBatch batch;
-  while (loader.next(&batch)) {
-    const torch::Tensor logits = model->forward(block_tensors(batch), features_of(batch));
-    counts[0] += logits.argmax(1).eq(labels_of(batch)).sum().item<int64_t>();
-    counts[1] += static_cast<int64_t>(batch.seeds.size());
-  }
-  ctx.collectives().all_reduce_sum(counts, 2);
-  model->train();
-  return counts[1] == 0 ? 0.0 : static_cast<double>(counts[0]) / counts[1];
-}
-
 }  // namespace
 
 int run_sage_training(const SageTrainOptions& o) {
-  if (o.num_epochs < 1) fail("--num-epochs must be at least 1 (got {})", o.num_epochs);
-  if (o.num_layers < 1) fail("--num-layers must be at least 1 (got {})", o.num_layers);
-  if (o.log_every < 1 || o.eval_every < 1) fail("--log-every and --eval-every must be at least 1");
-  const std::vector<int64_t> fanouts = layer_fanouts(o.fan_out, o.num_layers, "--fan-out");
-  const std::vector<int64_t> eval_fanouts = layer_fanouts(o.eval_fan_out, o.num_layers, "--eval-fan-out");
-
-  dist::InitOptions init;
-  init.standalone = o.standalone;
-  init.part_config = o.part_config;
-  init.num_threads = o.num_threads;
-  auto ctx = dist::initialize(init);
-  if (!o.graph_name.empty() && o.graph_name != ctx->config().graph_name)
-    fail("--graph-name {} does not match the partitioned graph '{}' in {}", o.graph_name, ctx->config().graph_name,
-         o.part_config);
-  dist::DistGraph g(*ctx);
+  std::vector<int64_t> fanouts, eval_fanouts;
+  validate(o, &fanouts, &eval_fanouts);
+  if (o.aggregator != "mean" && o.aggregator != "gcn") fail("--aggregator '{}': expected mean or gcn", o.aggregator);
+  auto ctx = join_job(o);
+  distributed::DistGraph g(*ctx);
   if (g.ntypes().size() != 1)
-    fail("{} has {} node types: GraphSAGE here is for homogeneous graphs (use tessera train rgcn)", o.part_config,
+    fail("{} has {} node types: GraphSAGE here is for homogeneous graphs (use tessera train rgcn)", ctx->part_config_path(),
          g.ntypes().size());
   const std::string& ntype = g.ntypes()[0];
   const int num_samplers = o.num_samplers >= 0 ? o.num_samplers : ctx->env().num_samplers;
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "sage-" + ctx->config().graph_name : o.out_dir;
-  if (logger) fs::create_directories(out_dir);
-  RunLog log(out_dir + "/metrics.jsonl", logger);
+  RunLog log = open_run_log(*ctx, out_dir);
 
-  const dist::DistTensor feat = g.ndata("feat");
+  const distributed::DistTensor feat = g.ndata("feat");
   if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)
     fail("node data 'feat' must be float32 vectors (found {} of shape {})", dtype_name(feat.spec().dtype),
          feat.spec().row_elems());
@@ -96,9 +58,7 @@ int run_sage_training(const SageTrainOptions& o) {
   mo.aggregator = o.aggregator;
   nn::validate(mo);
 
-  const std::vector<int64_t> train_ids = dist::node_split(*ctx, g.ndata("train_mask"), true);
-  const std::vector<int64_t> val_ids = dist::node_split(*ctx, g.ndata("val_mask"), true);
-  const std::vector<int64_t> test_ids = dist::node_split(*ctx, g.ndata("test_mask"), true);
+  const distributed::NodeSplits split = distributed::split_masks(*ctx, g);
 
   sampling::SamplerOptions so;
   so.fanouts = fanouts;
@@ -112,11 +72,11 @@ int run_sage_training(const SageTrainOptions& o) {
   lo.batch_size = o.batch_size;
   lo.num_samplers = num_samplers;
   lo.seed = o.seed;
-  sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
+  sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
   // Every trainer runs the same number of steps: the all-reduce of a step
   // needs them all.
   int64_t total_train = 0;
-  const int64_t steps = common_steps(*ctx, loader.batches_per_epoch(), static_cast<int64_t>(train_ids.size()),
+  const int64_t steps = common_steps(*ctx, loader.batches_per_epoch(), static_cast<int64_t>(split.train.size()),
                                      o.max_batches, &total_train);
   loader.limit_batches(steps);
 
@@ -125,72 +85,34 @@ int run_sage_training(const SageTrainOptions& o) {
   broadcast_parameters(*model, ctx->collectives());
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 
-  log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fan-out {}, "
+  log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fanout {}, "
                        "{} sampler threads, model {} -> {} x{} -> {} classes",
-                       ctx->config().graph_name, ctx->world_size(), total_train, train_ids.size(), steps, o.batch_size, o.fan_out, num_samplers, mo.in_feats, mo.hidden,
+                       ctx->config().graph_name, ctx->world_size(), total_train, split.train.size(), steps, o.batch_size, o.fanout, num_samplers, mo.in_feats, mo.hidden,
                        mo.num_layers, mo.num_classes));
 
-  double val_acc = -1, test_acc = -1, total_epoch_s = 0, last_loss = 0, last_train_acc = 0;
-  PhaseTimes all;
-  for (int epoch = 0; epoch < o.num_epochs; ++epoch) {
-    Timer epoch_timer;
-    PhaseTimes ep, window;
-    loader.start_epoch(epoch);
-    model->train();
-    sampling::MiniBatch batch;
-    for (int64_t step = 0;; ++step) {
-      Timer t;
-      if (!loader.next(&batch)) break;
-      const double wait = t.seconds();
-      t.reset();
-      const std::vector<nn::BlockTensors> blocks = block_tensors(batch);
-      const StepResult r = supervised_step(
-          *model, optimizer, ctx->collectives(), [&] { return model->forward(blocks, features_of(batch)); },
-          labels_of(batch));
-      ep.add_step(batch, wait, r);
-      window.add_step(batch, wait, r);
-      log.progress(epoch, step + 1, steps);
-      if ((step + 1) % o.log_every == 0) {
-        const double secs = window.wait + window.compute + window.allreduce;
-        log.line(fmt::format("Epoch {:05d} | Step {:05d} | Loss {:.4f} | Train Acc {:.4f} | Speed (seeds/s) {:.1f} | "
-                             "Edges/s {:.3g} | {}",
-                             epoch, step + 1, window.loss / window.steps,
-                             static_cast<double>(window.correct) / window.seeds, window.seeds / secs,
-                             window.edges / secs, window.split()));
-        window = PhaseTimes{};
-      }
-    }
-    const double epoch_s = epoch_timer.seconds();
-    total_epoch_s += epoch_s;
-    last_loss = ep.loss / std::max<int64_t>(1, ep.steps);
-    last_train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
-    all.add(ep);
-    json record = {{"epoch", epoch}, {"loss", last_loss}, {"train_acc", last_train_acc}, {"epoch_time_s", epoch_s},
-                   {"steps", ep.steps}, {"seeds_per_s", ep.seeds / epoch_s}, {"edges_per_s", ep.edges / epoch_s}};
-    record.update(ep.times());
-    std::string eval_text;
-    if ((epoch + 1) % o.eval_every == 0 || epoch + 1 == o.num_epochs) {
-      val_acc = evaluate(*ctx, model, eval_sampler, val_ids, o, num_samplers);
-      test_acc = evaluate(*ctx, model, eval_sampler, test_ids, o, num_samplers);
-      record["val_acc"] = val_acc;
-      record["test_acc"] = test_acc;
-      eval_text = fmt::format(" | Val Acc {:.4f} | Test Acc {:.4f}", val_acc, test_acc);
-    }
-    log.metrics(record);
-    log.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {:.1f} "
-                         "mini-batches/s | {}{}",
-                         epoch, epoch_s, last_loss, last_train_acc, ep.seeds / epoch_s, ep.steps / epoch_s,
-                         ep.split(), eval_text));
-  }
+  // Accuracy over `ids` (this trainer's share), summed over all trainers.
+  sampling::LoaderOptions elo;
+  elo.batch_size = o.eval_batch_size;
+  elo.num_samplers = num_samplers;
+  auto evaluate = [&](const std::vector<int64_t>& ids) {
+    return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
+      return model->forward(block_tensors(batch), features_of(batch));
+    });
+  };
+  EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
+  model->train();
+  RunSummary summary = loop.run(
+      loader, steps,
+      [&](const sampling::MiniBatch& batch) {
+        const std::vector<nn::BlockTensors> blocks = block_tensors(batch);
+        return supervised_step(*model, optimizer, ctx->collectives(),
+                               [&] { return model->forward(blocks, features_of(batch)); }, labels_of(batch));
+      },
+      [&] { return std::make_pair(evaluate(split.val), evaluate(split.test)); });
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");
-  json end_record = final_record({val_acc, test_acc, last_train_acc, last_loss, o.num_epochs, steps, ctx->world_size(),
-                                   total_epoch_s, out_dir + "/model"},
-                                  all);
-  end_record["mini_batches_per_s"] = all.steps / total_epoch_s;
-  end_record["edges_per_s"] = all.edges / total_epoch_s;
-  ctx->finalize();
-  log.final_metrics(end_record);
+  summary.model_dir = out_dir + "/model";
+  loop.finish(summary);
   return 0;
 }
 

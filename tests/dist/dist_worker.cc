@@ -1,5 +1,5 @@
 // The program the multi-process tests launch: the same binary runs as server
-// or trainer (tessera::dist::initialize reads the role). Each scenario
+// or trainer (tessera::distributed::initialize reads the role). Each scenario
 // checks its results itself and exits non-zero with a message on the first
 // mismatch, so the test asserts on exit codes and log lines.
 //
@@ -29,18 +29,19 @@
 #include <fmt/format.h>
 
 #include "scenarios.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_embedding.h"
-#include "tessera/dist/dist_graph.h"
-#include "tessera/dist/dist_tensor.h"
-#include "tessera/dist/kv_client.h"
-#include "tessera/dist/node_split.h"
+#include "net/transport.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_embedding.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/dist_tensor.h"
+#include "distributed/kv_client.h"
+#include "tessera/distributed/node_split.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/io/npy.h"
-#include "tessera/util/error.h"
-#include "tessera/util/random.h"
+#include "tessera/base/error.h"
+#include "tessera/base/random.h"
 
-namespace dist = tessera::dist;
+namespace distributed = tessera::distributed;
 using tessera::Array;
 using tessera::DType;
 using tessera::fail;
@@ -66,7 +67,7 @@ std::vector<int64_t> random_ids(tessera::Rng& rng, int64_t n, int64_t count) {
 
 // `t.pull(ids)` equals the original, unpartitioned `array`'s rows; node i
 // is original node orig_of[i].
-void expect_pull_matches(const std::string& name, const dist::DistTensor& t, const Array& array,
+void expect_pull_matches(const std::string& name, const distributed::DistTensor& t, const Array& array,
                          const int64_t* orig_of, const std::vector<int64_t>& ids) {
   const Array rows = t.pull(ids);
   const size_t rb = array.row_bytes();
@@ -87,12 +88,12 @@ void expect_pull_matches(const std::string& name, const dist::DistTensor& t, con
 // batches of one remote partition's IDs only, whose reply frame becomes the
 // result (1 and 3 rows give frames that ZeroMQ may place unaligned, which
 // are copied instead).
-void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset& original) {
+void check_pulls(distributed::Context& ctx, distributed::DistGraph& g, const tessera::Dataset& original) {
   const auto& nt = original.node_types.at(0);
   const int64_t n = g.num_nodes();
   std::vector<int64_t> all(n);
   std::iota(all.begin(), all.end(), 0);
-  const dist::DistTensor orig = g.ndata("_ORIG_ID");
+  const distributed::DistTensor orig = g.ndata("_ORIG_ID");
   const Array orig_of = orig.pull(all);
   std::vector<int64_t> seen(orig_of.data<int64_t>(), orig_of.data<int64_t>() + n);
   std::sort(seen.begin(), seen.end());
@@ -100,7 +101,7 @@ void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset&
   const tessera::IdSpace& space = ctx.book().space("node:_N");
   tessera::Rng rng(17, ctx.rank());
   for (const auto& [name, array] : nt.data) {
-    const dist::DistTensor t = g.ndata(name);
+    const distributed::DistTensor t = g.ndata(name);
     for (int batch = 0; batch < 5; ++batch)
       expect_pull_matches(name, t, array, orig_of.data<int64_t>(), random_ids(rng, n, 1000));
     for (int p = 0; p < ctx.num_parts(); ++p) {
@@ -132,13 +133,13 @@ void check_pulls(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset&
   fmt::print("rank {}: pulls match the dataset\n", ctx.rank());
 }
 
-void check_structure(dist::Context& ctx, dist::DistGraph& g, const tessera::Dataset& original) {
+void check_structure(distributed::Context& ctx, distributed::DistGraph& g, const tessera::Dataset& original) {
   const auto& et = original.edge_types.at(0);
   tessera::Rng rng(29, ctx.rank());
   const std::vector<int64_t> eids = random_ids(rng, g.num_edges(), 500);
   const auto [src, dst] = g.find_edges(eids);
   const Array orig_e = g.edata("_ORIG_ID").pull(eids);
-  const dist::DistTensor orig_n = g.ndata("_ORIG_ID");
+  const distributed::DistTensor orig_n = g.ndata("_ORIG_ID");
   const Array os = orig_n.pull(src), od = orig_n.pull(dst);
   for (size_t i = 0; i < eids.size(); ++i) {
     const int64_t e = orig_e.data<int64_t>()[i];
@@ -158,8 +159,8 @@ void check_structure(dist::Context& ctx, dist::DistGraph& g, const tessera::Data
 }
 
 // Every trainer adds to the same rows at once; no update may be lost.
-void check_concurrent_add(dist::Context& ctx, dist::DistGraph& g) {
-  dist::DistTensor acc(ctx, "acc", DType::kFloat32, {4}, "node:_N");
+void check_concurrent_add(distributed::Context& ctx, distributed::DistGraph& g) {
+  distributed::DistTensor acc(ctx, "acc", DType::kFloat32, {4}, "node:_N");
   const int64_t n = g.num_nodes();
   std::vector<int64_t> ids;
   for (int64_t i = 0; i < 50; ++i) ids.push_back(i * (n / 50));  // rows on every partition
@@ -168,7 +169,7 @@ void check_concurrent_add(dist::Context& ctx, dist::DistGraph& g) {
   for (int r = 0; r < rounds; ++r) {
     Array ones = Array::zeros(DType::kFloat32, {static_cast<int64_t>(ids.size()), 4});
     for (int64_t k = 0; k < ones.numel(); ++k) ones.data<float>()[k] = static_cast<float>(ctx.rank() + 1);
-    acc.push(ids, ones, tessera::net::PushMode::kAdd);
+    acc.push(ids, ones, tessera::store::PushMode::kAdd);
   }
   ctx.barrier();
   const Array result = acc.pull(ids);
@@ -185,10 +186,10 @@ void check_concurrent_add(dist::Context& ctx, dist::DistGraph& g) {
 
 // Sparse optimizers against torch.optim on a dense copy of the touched rows.
 template <typename Optimizer, typename TorchOptimizer, typename Options>
-void check_optimizer(dist::Context& ctx, dist::DistGraph& g, const char* label, Options options,
-                     std::function<Optimizer(dist::Context&, std::vector<const dist::DistEmbedding*>)> make) {
+void check_optimizer(distributed::Context& ctx, distributed::DistGraph& g, const char* label, Options options,
+                     std::function<Optimizer(distributed::Context&, std::vector<const distributed::DistEmbedding*>)> make) {
   const int64_t dim = 8;
-  dist::DistEmbedding emb(ctx, std::string("emb_") + label, dim, "node:_N",
+  distributed::DistEmbedding emb(ctx, std::string("emb_") + label, dim, "node:_N",
                           tessera::store::Initializer{"uniform", -1, 1, 7});
   Optimizer opt = make(ctx, {&emb});
   // Each trainer owns a disjoint set of rows spread over all partitions
@@ -226,7 +227,7 @@ void check_optimizer(dist::Context& ctx, dist::DistGraph& g, const char* label, 
   fmt::print("rank {}: {} matches torch.optim (max difference {:.2e})\n", ctx.rank(), label, worst);
 }
 
-void check_all_reduce(dist::Context& ctx) {
+void check_all_reduce(distributed::Context& ctx) {
   std::vector<float> v(1000);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((ctx.rank() + 1) * i);
   ctx.collectives().all_reduce_sum(v.data(), static_cast<int64_t>(v.size()));
@@ -239,10 +240,10 @@ void check_all_reduce(dist::Context& ctx) {
   fmt::print("rank {}: all-reduce and all-gather over {} trainers are correct\n", ctx.rank(), w);
 }
 
-void check_split(dist::Context& ctx, dist::DistGraph& g) {
-  const dist::DistTensor mask = g.ndata("train_mask");
+void check_split(distributed::Context& ctx, distributed::DistGraph& g) {
+  const distributed::DistTensor mask = g.ndata("train_mask");
   for (bool even : {true, false}) {
-    const std::vector<int64_t> mine = dist::node_split(ctx, mask, even);
+    const std::vector<int64_t> mine = distributed::node_split(ctx, mask, even);
     const auto all = ctx.collectives().all_gather(mine);
     std::set<int64_t> seen;
     size_t total = 0, smallest = SIZE_MAX, largest = 0;
@@ -270,9 +271,9 @@ void check_split(dist::Context& ctx, dist::DistGraph& g) {
 }
 
 // save() writes rows in original IDs; load() puts them back where they were.
-void check_save_load(dist::Context& ctx, dist::DistGraph& g, const std::string& out) {
-  dist::DistEmbedding emb(ctx, "saved", 3, "node:_N", tessera::store::Initializer{"uniform", -1, 1, 11});
-  dist::DistEmbedding copy(ctx, "loaded", 3, "node:_N");
+void check_save_load(distributed::Context& ctx, distributed::DistGraph& g, const std::string& out) {
+  distributed::DistEmbedding emb(ctx, "saved", 3, "node:_N", tessera::store::Initializer{"uniform", -1, 1, 11});
+  distributed::DistEmbedding copy(ctx, "loaded", 3, "node:_N");
   const std::string path = out + "/emb.npy";
   if (ctx.rank() == 0) {
     emb.save(path);
@@ -296,19 +297,19 @@ void check_save_load(dist::Context& ctx, dist::DistGraph& g, const std::string& 
   fmt::print("rank {}: embedding save/load round-trips in original IDs\n", ctx.rank());
 }
 
-void check_persistence(dist::Context& ctx) {
+void check_persistence(distributed::Context& ctx) {
   {
-    dist::DistTensor keep(ctx, "keep", DType::kFloat32, {2}, "node:_N", {"normal", 0, 1, 3}, /*persistent=*/true);
-    dist::DistTensor temp(ctx, "temp", DType::kFloat32, {2}, "node:_N");
+    distributed::DistTensor keep(ctx, "keep", DType::kFloat32, {2}, "node:_N", {"normal", 0, 1, 3}, /*persistent=*/true);
+    distributed::DistTensor temp(ctx, "temp", DType::kFloat32, {2}, "node:_N");
     ctx.barrier();
   }
   ctx.barrier();
-  const dist::DistTensor keep = dist::DistTensor::open(ctx, "keep");
+  const distributed::DistTensor keep = distributed::DistTensor::open(ctx, "keep");
   const Array rows = keep.pull(std::vector<int64_t>{0, 1, 2});
   EXPECT_OR_FAIL(rows.data<float>()[0] != 0.0f, "persistent tensor lost its values");
   bool temp_gone = false;
   try {
-    dist::DistTensor::open(ctx, "temp");
+    distributed::DistTensor::open(ctx, "temp");
   } catch (const tessera::Error& e) {
     temp_gone = std::string(e.what()).find("no tensor named 'temp'") != std::string::npos;
   }
@@ -318,7 +319,7 @@ void check_persistence(dist::Context& ctx) {
 }
 
 // Rows for original IDs 0..k-1, written by rank 0 for the standalone comparison.
-void write_original_order_pulls(dist::Context& ctx, dist::DistGraph& g, const std::string& out) {
+void write_original_order_pulls(distributed::Context& ctx, distributed::DistGraph& g, const std::string& out) {
   if (ctx.rank() != 0) return;
   const int64_t n = g.num_nodes();
   std::vector<int64_t> all(n);
@@ -333,18 +334,18 @@ void write_original_order_pulls(dist::Context& ctx, dist::DistGraph& g, const st
 int run_check(const std::map<std::string, std::string>& flags) {
   auto ctx = initialize_from_flags(flags);
   const tessera::Dataset original = tessera::read_dataset(flags.at("--data"));
-  dist::DistGraph g(*ctx);
+  distributed::DistGraph g(*ctx);
   check_pulls(*ctx, g, original);
   check_structure(*ctx, g, original);
   check_all_reduce(*ctx);
   check_split(*ctx, g);
   check_concurrent_add(*ctx, g);
-  check_optimizer<dist::SparseAdagrad, torch::optim::Adagrad>(
+  check_optimizer<distributed::SparseAdagrad, torch::optim::Adagrad>(
       *ctx, g, "adagrad", torch::optim::AdagradOptions(0.1).eps(1e-10),
-      [](dist::Context& c, std::vector<const dist::DistEmbedding*> e) { return dist::SparseAdagrad(c, e, 0.1, 1e-10); });
-  check_optimizer<dist::SparseAdam, torch::optim::Adam>(
+      [](distributed::Context& c, std::vector<const distributed::DistEmbedding*> e) { return distributed::SparseAdagrad(c, e, 0.1, 1e-10); });
+  check_optimizer<distributed::SparseAdam, torch::optim::Adam>(
       *ctx, g, "adam", torch::optim::AdamOptions(0.05).betas({0.9, 0.999}).eps(1e-8),
-      [](dist::Context& c, std::vector<const dist::DistEmbedding*> e) { return dist::SparseAdam(c, e, 0.05); });
+      [](distributed::Context& c, std::vector<const distributed::DistEmbedding*> e) { return distributed::SparseAdam(c, e, 0.05); });
   check_save_load(*ctx, g, flags.at("--out"));
   check_persistence(*ctx);
   write_original_order_pulls(*ctx, g, flags.at("--out"));
@@ -355,15 +356,15 @@ int run_check(const std::map<std::string, std::string>& flags) {
 
 // Pulls and pushes across all partitions until something fails.
 int run_pull_loop(const std::map<std::string, std::string>& flags) {
-  auto ctx = dist::initialize();
-  dist::DistGraph g(*ctx);
-  const dist::DistTensor feat = g.ndata("feat");
-  dist::DistTensor acc(*ctx, "loop_acc", DType::kFloat32, {1}, "node:_N");
+  auto ctx = distributed::initialize();
+  distributed::DistGraph g(*ctx);
+  const distributed::DistTensor feat = g.ndata("feat");
+  distributed::DistTensor acc(*ctx, "loop_acc", DType::kFloat32, {1}, "node:_N");
   tessera::Rng rng(5, ctx->rank());
   for (int64_t i = 0;; ++i) {
     const std::vector<int64_t> ids = random_ids(rng, g.num_nodes(), 256);
     feat.pull(ids);
-    acc.push(ids, Array::zeros(DType::kFloat32, {256, 1}), tessera::net::PushMode::kAdd);
+    acc.push(ids, Array::zeros(DType::kFloat32, {256, 1}), tessera::store::PushMode::kAdd);
     if (i == 10) {
       std::ofstream(flags.at("--out") + "/pulling-" + std::to_string(ctx->rank())) << "yes\n";
       fmt::print("rank {}: pulling\n", ctx->rank());
@@ -377,8 +378,8 @@ std::string errno_text() { return std::strerror(errno); }
 // Bad bytes and bad messages at a live server; it must answer or ignore
 // them and keep serving this trainer correctly.
 int run_garbage(const std::map<std::string, std::string>&) {
-  auto ctx = dist::initialize();
-  dist::DistGraph g(*ctx);
+  auto ctx = distributed::initialize();
+  distributed::DistGraph g(*ctx);
   const tessera::net::ServerAddress& server = ctx->client().server(0);
   const std::string hostport = server.endpoint.substr(6);
   const std::string host = hostport.substr(0, hostport.find(':'));

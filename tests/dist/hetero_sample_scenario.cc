@@ -13,15 +13,16 @@
 #include <fmt/format.h>
 
 #include "scenarios.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_graph.h"
+#include "net/transport.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
 #include "tessera/graph/dataset.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/sampling/block_builder.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
-namespace dist = tessera::dist;
+namespace distributed = tessera::distributed;
 namespace sampling = tessera::sampling;
 using tessera::fail;
 
@@ -30,11 +31,11 @@ namespace {
 constexpr int64_t kFanout = 2;
 
 // New homogeneous node ID -> (type, original type-local ID).
-std::vector<std::pair<int, int64_t>> original_nodes(dist::Context& ctx, dist::DistGraph& g) {
+std::vector<std::pair<int, int64_t>> original_nodes(distributed::Context& ctx, distributed::DistGraph& g) {
   std::vector<std::pair<int, int64_t>> out(ctx.config().num_nodes);
   for (size_t t = 0; t < ctx.config().ntypes.size(); ++t) {
     const std::string& ntype = ctx.config().ntypes[t];
-    const dist::DistTensor orig = g.ndata("_ORIG_ID", ntype);
+    const distributed::DistTensor orig = g.ndata("_ORIG_ID", ntype);
     std::vector<int64_t> ids(orig.num_rows());
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
     const tessera::Array o = orig.pull(ids);
@@ -54,7 +55,7 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags) {
   if (config.etypes.size() != original.edge_types.size())
     fail("the partitioned graph has {} edge types, the dataset with reverses {}", config.etypes.size(),
          original.edge_types.size());
-  dist::DistGraph g(*ctx);
+  distributed::DistGraph g(*ctx);
   const auto nodes = original_nodes(*ctx, g);
 
   // Original edges by partitioned edge type: (src, dst) -> multiplicity, and

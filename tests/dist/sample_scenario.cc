@@ -12,14 +12,15 @@
 #include <fmt/format.h>
 
 #include "scenarios.h"
-#include "tessera/dist/context.h"
-#include "tessera/dist/dist_graph.h"
+#include "net/transport.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/util/error.h"
+#include "tessera/base/error.h"
 
-namespace dist = tessera::dist;
+namespace distributed = tessera::distributed;
 namespace sampling = tessera::sampling;
 using tessera::Array;
 using tessera::fail;
@@ -35,7 +36,7 @@ struct Originals {
   std::vector<int64_t> new_node;    // original ID -> new ID
 };
 
-Originals originals(dist::DistGraph& g) {
+Originals originals(distributed::DistGraph& g) {
   Originals o;
   std::vector<int64_t> nodes(g.num_nodes()), edges(g.num_edges());
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int64_t>(i);
@@ -50,7 +51,7 @@ Originals originals(dist::DistGraph& g) {
 
 // Every edge of every block is an edge of the original graph into its
 // destination, and the feature rows are the sources' rows.
-void check_batches(dist::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
+void check_batches(distributed::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
                    const tessera::Dataset& original, int samplers) {
   const auto& et = original.edge_types.at(0);
   const Array& feat = original.node_types.at(0).data.at("feat");
@@ -94,7 +95,7 @@ void check_batches(dist::Context& ctx, const sampling::DistNeighborSampler& samp
 int run_sample(const std::map<std::string, std::string>& flags) {
   auto ctx = initialize_from_flags(flags);
   const tessera::Dataset original = tessera::read_dataset(flags.at("--data"));
-  dist::DistGraph g(*ctx);
+  distributed::DistGraph g(*ctx);
   const Originals o = originals(g);
   const auto& et = original.edge_types.at(0);
 

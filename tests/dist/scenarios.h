@@ -5,16 +5,16 @@
 #include <memory>
 #include <string>
 
-#include "tessera/dist/context.h"
+#include "tessera/distributed/context.h"
 
 // Joins the job, or runs standalone on --part-config when it is given.
-inline std::unique_ptr<tessera::dist::Context> initialize_from_flags(const std::map<std::string, std::string>& flags) {
-  tessera::dist::InitOptions init;
+inline std::unique_ptr<tessera::distributed::Context> initialize_from_flags(const std::map<std::string, std::string>& flags) {
+  tessera::distributed::InitOptions init;
   if (flags.count("--part-config")) {
     init.standalone = true;
     init.part_config = flags.at("--part-config");
   }
-  return tessera::dist::initialize(init);
+  return tessera::distributed::initialize(init);
 }
 
 // dist_worker sample --data DIR --out DIR [--part-config F] [--samplers N]

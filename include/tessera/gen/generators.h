@@ -1,5 +1,11 @@
-// Synthetic datasets, deterministic by seed, for tests and benchmarks at real
-// scale (`tessera gen`).
+// Synthetic datasets, deterministic by seed, for tests and benchmarks at real scale (`tessera gen`). Parallel
+// parts draw from per-chunk random streams, so the same options give the same dataset whatever the thread
+// count.
+//
+// Each generator returns a new Dataset the caller owns and keeps no state; they parallelise internally with
+// OpenMP on the calling thread, and separate calls are independent. Errors are tessera::Error naming the flag
+// or value: an unknown kind, negative sizes, 2^32 nodes or more, split fractions that do not fit, or a graph
+// too dense to draw its distinct edges.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,12 @@
-// The in-memory dataset every reader produces and the generators and the
-// partitioner consume: typed nodes with their data, typed edges in type-local
-// IDs, and the homogeneous ID space DGL uses (node types laid end to end in
-// declaration order, so homogeneous ID = type offset + type-local ID).
+// The in-memory dataset every reader produces and the generators and the partitioner consume: typed nodes with
+// their data, typed edges in type-local IDs, and the homogeneous ID space DGL uses (node types laid end to end
+// in declaration order, so homogeneous ID = type offset + type-local ID).
+//
+// A Dataset is a plain value: it owns its Array handles, whose memory copies of the Dataset share (readers may
+// leave arrays mapped read-only from their files). No locks: several threads may read one Dataset, but
+// add_reverse_edges() and other changes need exclusive use. Only validate() checks the invariants; the accessors
+// trust them. Errors are tessera::Error, prefixed by the source or dataset name: validate() on a broken
+// invariant, node_type() of an unknown type, add_reverse_edges() on a dataset that already has reverse types.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 
 namespace tessera {
 

@@ -1,5 +1,12 @@
-// Reading datasets in the formats users have, and writing the two layouts
-// Tessera produces (its own dataset directory, and OGB's raw layout).
+// Reading datasets in the formats users have, and writing the two layouts Tessera produces (its own dataset
+// directory, and OGB's raw layout).
+//
+// read_dataset() returns a validated Dataset the caller owns; its arrays may map the directory's .npy files
+// read-only, so those files must not be changed in place while it lives (Tessera's own writers replace files
+// by rename, which is safe). Writers stage the whole directory under a temporary name and rename it into place
+// only when complete, replacing any existing one; a failed write leaves no partial output. The functions keep
+// no state and may run on several threads for different directories. Errors are tessera::Error naming the
+// directory, file and line or field: an unknown or undetectable format, a malformed file, a failed write.
 #pragma once
 
 #include <string>

@@ -1,13 +1,19 @@
-// NumPy .npy files: read by mapping the file (zero-copy), write by streaming
-// rows. Formats 1.0-3.0, little-endian, C order; dtypes int32, int64, float32,
-// float64, uint8, bool.
+// NumPy .npy files: read by mapping the file (zero-copy), write by streaming rows. Formats 1.0-3.0,
+// little-endian, C order; dtypes int32, int64, float32, float64, uint8, bool.
+//
+// read_npy() returns an Array over a read-only shared mapping that lives as long as some Array sharing it; the
+// file must not be rewritten in place meanwhile (write_npy and NpyWriter replace files by rename). An NpyWriter
+// owns its temporary file: the file appears under its path only when finish() succeeds, and a writer destroyed
+// before that removes the temporary. One NpyWriter belongs to one thread; the free functions keep no state and
+// may be called from any thread. Errors are tessera::Error naming the file (and the array, for
+// read_npy_checked): missing, not .npy, unsupported dtype or order, truncated, or a failed write or rename.
 #pragma once
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 
 namespace tessera {
 

@@ -1,11 +1,15 @@
-// `tessera kge train` / `tessera kge eval`: DGL-KE's dglke_train,
-// dglke_dist_train and dglke_eval as one native program. Standalone, it reads
-// the dataset and trains --num_proc worker threads Hogwild-style on shared
-// tables. Under `tessera launch` (or with --part_config), the entity table is
-// a DistEmbedding the servers hold and update with row-wise Adagrad; each
-// trainer samples the triples stored with its machine's partition, so most
-// rows it touches are local; relation rows are replicated per trainer and
-// averaged every --force_sync_interval steps.
+// `tessera kge train` / `tessera kge eval`: DGL-KE's dglke_train, dglke_dist_train and dglke_eval as one native
+// program. Standalone, it reads the dataset and trains --num_proc worker threads Hogwild-style on shared tables.
+// Under `tessera launch` (or with --part_config), the entity table is a DistEmbedding the servers hold and
+// update with row-wise Adagrad; each trainer samples the triples stored with its machine's partition, so most
+// rows it touches are local; relation rows are replicated per trainer and averaged every --force_sync_interval
+// steps (a server process never returns from run_kge_training: it serves and exits).
+//
+// The run functions own everything they create and hold nothing afterwards; they set the process's thread
+// counts and malloc thresholds, so call one at a time from the main thread. Distributed training is
+// collective: every trainer of the job runs it with the same options. They return 0 on success and throw
+// tessera::Error otherwise (an error in a worker thread is rethrown on the calling thread): validate() names
+// the flag and value at fault, and reading data or saved embeddings names the file.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,12 @@
-// A knowledge graph as the KGE trainer sees it: entity and relation counts,
-// the training / validation / test triples as (head, relation, tail) rows,
-// and the names behind the IDs. Built from any dataset reader's KG form
-// (dataset.h's convention), from the forms DGL-KE's command line names.
+// A knowledge graph as the KGE trainer sees it: entity and relation counts, the training / validation / test
+// triples as (head, relation, tail) rows, and the names behind the IDs. Built from any dataset reader's KG form
+// (dataset.h's convention), or from the forms DGL-KE's command line names.
+//
+// A KnowledgeGraph is a plain value: train is a new array; valid and test share memory with the Dataset's
+// arrays (possibly a read-only file mapping). triple() points into an Array, valid while it lives. No state is kept
+// between calls and no locks are taken: several threads may read one KnowledgeGraph. Errors are tessera::Error
+// naming the flag, file and line (no --data_path, an unknown --format, a malformed triple, an ID not below the
+// count, duplicate names), or what a dataset lacks to be a knowledge graph.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +14,7 @@
 #include <vector>
 
 #include "tessera/graph/dataset.h"
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 
 namespace tessera::kge {
 

@@ -1,9 +1,12 @@
-// Splitting a dataset into partitions for a cluster (DistDGL's
-// partition_graph, DGL-KE's dglke_partition).
+// Splitting a dataset into partitions for a cluster (DistDGL's partition_graph, DGL-KE's dglke_partition).
+// Each partition owns one contiguous range of reshuffled node IDs per node type and stores the in-edges of the
+// nodes it owns (1-hop halo), so every edge lives exactly once, with the owner of its destination.
 //
-// Each partition owns one contiguous range of reshuffled node IDs per node
-// type and stores the in-edges of the nodes it owns (1-hop halo), so every
-// edge lives exactly once, with the owner of its destination.
+// The functions only read the dataset and return values the caller owns; partition_dataset() writes the whole
+// output into a staging directory renamed onto options.out_dir when complete (replacing what was there), so a
+// failed run leaves no partial output. They parallelise internally with OpenMP on the calling thread and keep
+// no state; run one at a time per output directory. Errors are tessera::Error naming the flag (--num-parts,
+// --method, --graph-name) or what METIS could not do (too large for 32-bit idx_t, an empty partition).
 #pragma once
 
 #include <cstdint>

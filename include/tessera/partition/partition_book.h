@@ -1,7 +1,12 @@
-// The partition book: which partition owns an ID, and where in that
-// partition's arrays it lives. Tensors are indexed per type, as in DGL: a
-// node type's (or edge type's) IDs run 0..count-1 across all partitions,
+// The partition book: which partition owns an ID, and where in that partition's arrays it lives. Tensors are
+// indexed per type, as in DGL: a node type's (or edge type's) IDs run 0..count-1 across all partitions,
 // partition-major, so ownership is a binary search over num_parts+1 bounds.
+//
+// A PartitionBook is an immutable value built from a PartitionConfig (it copies what it needs and keeps no
+// reference to the config); IdSpace references it returns live as long as the book. Its const methods take no
+// locks and may be called from any number of threads at once. Errors are tessera::Error: space() of an unknown
+// policy (listing the known ones), and split() or homogeneous_node() of an ID out of range (naming the space
+// and its size); owner() and typed_node() report out-of-range IDs by -1 instead.
 #pragma once
 
 #include <cstdint>

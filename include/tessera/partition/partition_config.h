@@ -1,7 +1,12 @@
-// The partitioned graph's JSON config (<out>/<graph>.json) and the partition
-// book it defines: after reshuffling, partition p owns one contiguous range
-// of homogeneous node IDs per node type, laid out partition-major, so mapping
-// an ID to its owner is a binary search over a few boundaries.
+// The partitioned graph's JSON config (<out>/<graph>.json) and the partition book it defines: after
+// reshuffling, partition p owns one contiguous range of homogeneous node IDs per node type, laid out
+// partition-major, so mapping an ID to its owner is a binary search over a few boundaries.
+//
+// A PartitionConfig is a plain value that owns its strings and tables; paths in it are relative to dir (see
+// path()). After load() it is not changed, and its const methods may be called from any number of threads.
+// load() throws tessera::Error naming the file and the field: unreadable JSON, a missing or mistyped field,
+// ranges that do not tile the ID spaces, an etype naming an unknown node type. The lookups do not check their
+// arguments: node_owner() and node_type_of() expect an ID below num_nodes.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 
 namespace tessera {
 

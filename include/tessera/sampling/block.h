@@ -1,8 +1,10 @@
-// A block (DGL's message-flow graph): one layer of a sampled mini-batch.
-// Its destinations are the nodes whose representations the layer computes;
-// its sources are the destinations first, then every other sampled
-// neighbour, numbered 0..num_src-1; its edges run source -> destination and
-// are stored as CSR by destination, which is what an aggregation needs.
+// A block (DGL's message-flow graph): one layer of a sampled mini-batch. Its destinations are the nodes whose
+// representations the layer computes; its sources are the destinations first, then every other sampled
+// neighbour, numbered 0..num_src-1; its edges run source -> destination and are stored as CSR by destination,
+// which is what an aggregation needs.
+//
+// A Block is a plain value that owns its vectors; it has no methods that change it and no locks, so several
+// threads may read one, and moving it is cheap. Header-only; nothing here throws.
 #pragma once
 
 #include <cstdint>

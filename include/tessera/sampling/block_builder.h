@@ -1,9 +1,12 @@
-// Turns one layer's sampled edges into a Block: numbers the sources
-// (destinations first, then new nodes in order of first appearance) and lays
-// the edges out as CSR. Relabelling goes through a dense slot per graph node
-// (4 bytes each, reset after every block) instead of a hash map: one
-// uncontended array lookup per edge is what makes sampling fast. A builder
-// is single-threaded; sampler threads keep one each.
+// Turns one layer's sampled edges into a Block: numbers the sources (destinations first, then new nodes in
+// order of first appearance) and lays the edges out as CSR. Relabelling goes through a dense slot per graph
+// node (4 bytes each, reset after every block) instead of a hash map: one uncontended array lookup per edge is
+// what makes sampling fast.
+//
+// A builder owns its slot array and is single-threaded; sampler threads keep one each.
+// build() takes the sampled edge IDs and types out of `edges` and returns a Block the caller owns. Errors are
+// tessera::Error: a destination out of range or repeated, a block too large for 32-bit positions, or counts
+// that do not match. A build() that threw leaves slots set, so drop that builder rather than reuse it.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,15 @@
-// DistDataLoader: mini-batches of seeds, sampled and fetched ahead of the
-// trainer. Sampler threads (--num-samplers) each hold their own connection
-// to the servers and their own block builder; they claim batch numbers in
-// turn, sample the blocks, pull the input features and the seeds' labels,
-// and park the batch until the trainer takes it. The trainer receives the
-// batches in order, so a run does not depend on thread timing, and at most
-// `prefetch` batches wait ahead (bounded memory).
+// DistDataLoader: mini-batches of seeds, sampled and fetched ahead of the trainer. Sampler threads
+// (--num-samplers) each hold their own connection to the servers and their own block builder; they claim batch
+// numbers in turn, sample the blocks, pull the input features and the seeds' labels, and park the batch until
+// the trainer takes it. The trainer receives the batches in order, so a run does not depend on thread timing,
+// and at most `prefetch` batches wait ahead (bounded memory). With no sampler threads, next() samples on the
+// caller's thread through the Context's connection.
+//
+// The loader keeps pointers to the Context and the sampler, which must outlive it; a MiniBatch owns its data.
+// Its methods belong to one thread (the Context's); its own sampler threads stop at start_epoch() and at
+// destruction, which joins them. No call is collective. Errors are tessera::Error naming the flag or tensor
+// (--batch-size, --num-samplers, a missing node type or input tensor); a sampler thread's error is rethrown by
+// next().
 #pragma once
 
 #include <condition_variable>
@@ -17,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/dist/context.h"
-#include "tessera/io/array.h"
+#include "tessera/distributed/context.h"
+#include "tessera/base/array.h"
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/store/tensor.h"
@@ -63,7 +68,7 @@ struct LoaderOptions {
 class DistDataLoader {
  public:
   // `seeds`: this trainer's share of the seed nodes (node_split).
-  DistDataLoader(dist::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
+  DistDataLoader(distributed::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
                  LoaderOptions options);
   ~DistDataLoader();
   DistDataLoader(const DistDataLoader&) = delete;
@@ -89,7 +94,7 @@ class DistDataLoader {
   void run_worker(int worker_index);
   void stop_workers();
 
-  dist::Context* ctx_;
+  distributed::Context* ctx_;
   const DistNeighborSampler* sampler_;
   std::vector<int64_t> seeds_, order_;
   LoaderOptions options_;

@@ -1,16 +1,21 @@
-// Distributed neighbour sampling. For each layer, from the output layer
-// down, the seeds are grouped by owning partition: remote groups go out as
-// one request per partition (sampled by its servers), the local group is
-// sampled straight from this machine's shared partition meanwhile, and the
-// answers are merged back in seed order and relabelled into a Block.
+// Distributed neighbour sampling. For each layer, from the output layer down, the seeds are grouped by owning
+// partition: remote groups go out as one request per partition (sampled by its servers), the local group is
+// sampled straight from this machine's shared partition meanwhile, and the answers are merged back in seed
+// order and relabelled into a Block.
+//
+// A DistNeighborSampler keeps a pointer to the Context, which must outlive it, and views of the local
+// partition's arrays; it is not changed after construction. Its const methods may run on several threads at
+// once, each with its own Channel (its own net::Client, since ZeroMQ sockets are not shared) and its own
+// BlockBuilder; blocks returned belong to the caller. No call is collective. Errors are tessera::Error: a bad
+// fanout (naming the flag), an unknown or ill-shaped edge weight tensor, a seed that is not a node, or a
+// malformed or missing server reply.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "tessera/dist/context.h"
-#include "tessera/net/message.h"
+#include "tessera/distributed/context.h"
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/block_builder.h"
 #include "tessera/sampling/neighbor_sampler.h"
@@ -48,7 +53,7 @@ struct Channel {
 
 class DistNeighborSampler {
  public:
-  DistNeighborSampler(dist::Context& ctx, SamplerOptions options);
+  DistNeighborSampler(distributed::Context& ctx, SamplerOptions options);
 
   const SamplerOptions& options() const { return options_; }
   int num_layers() const { return static_cast<int>(options_.fanouts.size()); }
@@ -64,7 +69,7 @@ class DistNeighborSampler {
                     SampledEdges* out) const;
 
  private:
-  dist::Context* ctx_;
+  distributed::Context* ctx_;
   SamplerOptions options_;
   CscView local_;
   FanoutSpec local_weights_;   // weights and offset of the local partition's edges, if any

@@ -1,8 +1,13 @@
-// Neighbour sampling on one partition's in-edge CSC: for each seed, up to
-// `fanout` of its in-edges, uniformly or in proportion to an edge weight,
-// without replacement unless asked. Every seed draws from its own random
-// stream keyed by (key, seed ID), so a batch's sample does not depend on how
-// the seeds are grouped, ordered or split across threads and partitions.
+// Neighbour sampling on one partition's in-edge CSC: for each seed, up to `fanout` of its in-edges, uniformly
+// or in proportion to an edge weight, without replacement unless asked. Every seed draws from its own random
+// stream keyed by (key, seed ID), so a batch's sample does not depend on how the seeds are grouped, ordered or
+// split across threads and partitions.
+//
+// A CscView and a FanoutSpec's weights point into memory they do not own (the PartitionStore's arrays, a
+// weight tensor), which must outlive them. sample_in_edges() only reads the graph and appends to `out`; it uses
+// thread-local scratch, so threads may sample the same view at once, each into its own SampledEdges. Errors are
+// tessera::Error: a seed the partition does not own (naming seed and partition), edge weights with per-type
+// fanouts, or an edge type beyond those the request names.
 #pragma once
 
 #include <cstdint>

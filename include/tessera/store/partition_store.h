@@ -1,7 +1,14 @@
-// One partition as a machine's processes hold it: the in-edge CSC of the
-// nodes it owns and its feature arrays, all mapped read-only from the
-// partition's .npy files (so every process of the machine shares the same
-// page cache), plus the tensors created at run time, by name.
+// One partition as a machine's processes hold it: the in-edge CSC of the nodes it owns and its feature arrays,
+// all mapped read-only from the partition's .npy files (so every process of the machine shares the same page
+// cache), plus the tensors created at run time, by name.
+//
+// The store owns its mappings and its LocalTensors; references and pointers it returns stay valid until that
+// tensor is removed or the store is destroyed, and Arrays copied out keep their memory alive on their own. It
+// keeps no reference to the config or book. The CSC accessors and edge_position() (whose lazy inversion runs
+// once, under std::call_once) may be used from several threads; the tensor table (find, get, add, remove,
+// names) has no lock and belongs to one thread. Errors are tessera::Error naming the file or partition: a
+// missing partition, arrays that disagree with the config, an edge not in this partition, a tensor name
+// missing (get) or taken (add).
 #pragma once
 
 #include <map>
@@ -10,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 #include "tessera/partition/partition_book.h"
 #include "tessera/partition/partition_config.h"
 #include "tessera/store/tensor.h"

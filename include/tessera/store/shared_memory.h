@@ -1,8 +1,13 @@
-// POSIX shared-memory segments for the mutable tensors a machine's servers
-// and trainers share. Names carry the job, the machine and the creating
-// process: `/tessera.<job>.m<machine>.<pid>.<tensor>`, so that two jobs, or
-// two "machines" of one job on one host, never collide, and a segment whose
-// creator died can be recognised and removed.
+// POSIX shared-memory segments for the mutable tensors a machine's servers and trainers share. Names carry the
+// job, the machine and the creating process: `/tessera.<job>.m<machine>.<pid>.<tensor>`, so that two jobs, or
+// two "machines" of one job on one host, never collide, and a segment whose creator died can be recognised and
+// removed.
+//
+// A SharedMemory owns one mapping (move-only): its destructor unmaps it but leaves the name, which stays until
+// unlink() or a cleanup function removes it. The object has no locks; processes and threads that write the
+// same bytes coordinate themselves (row locks). create() and attach() throw tessera::Error naming the segment
+// (it exists, it is missing, /dev/shm too small, mmap failed); the cleanup and counting functions throw nothing
+// for segments they cannot remove and return how many they handled.
 #pragma once
 
 #include <cstddef>

@@ -1,16 +1,21 @@
-// One sparse-optimizer step on the rows a gradient touched, as the owning
-// server (or a standalone trainer) applies it. The optimizer's state lives in
-// tensors beside the weight, named by optimizer_state_name().
+// One sparse-optimizer step on the rows a gradient touched, as the owning server (or a standalone trainer)
+// applies it. The optimizer's state lives in tensors beside the weight, named by optimizer_state_name().
+//
+// apply_sparse_step() changes the weight's and the state tensors' rows in place and keeps no reference to its
+// arguments. Each row is updated under its stripe of `locks`, so processes and threads sharing the tensors may
+// step at once without losing writes; `rows` must be unique within one call. Errors are tessera::Error: an
+// unknown optimizer kind, or whatever `lookup` throws for a missing tensor (naming it).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "tessera/store/row_locks.h"
 #include "tessera/store/tensor.h"
 
 namespace tessera::store {
+
+class RowLocks;  // internal: striped locks in shared memory
 
 // kRowAdagrad: DGL-KE's Adagrad, one accumulator per row.
 enum class SparseOptimizer : int64_t { kAdagrad = 1, kAdam = 2, kRowAdagrad = 3 };

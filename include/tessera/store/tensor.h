@@ -1,7 +1,12 @@
-// Tensors as one machine holds them: the rows of a named, row-sharded tensor
-// that this machine's partition owns. Rows live in a read-only mapping of a
-// partition file (features, masks) or in shared memory (tensors created at
-// run time: embeddings, optimizer state).
+// Tensors as one machine holds them: the rows of a named, row-sharded tensor that this machine's partition
+// owns. Rows live in a read-only mapping of a partition file (features, masks) or in shared memory (tensors
+// created at run time: embeddings, optimizer state).
+//
+// A LocalTensor is a value: its Array and, for a shared-memory tensor, its shared SharedMemory handle keep the
+// rows mapped while any copy lives; the segment's name outlives it until unlinked. Nothing here takes locks:
+// writers of shared rows use the row locks. Initializing splits rows over OpenMP threads and gives the same
+// values whatever the thread count. Errors are tessera::Error: a bad spec (from_json, naming the field), an
+// unknown initializer or one that needs float rows, or a segment that cannot be created or attached.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/io/array.h"
+#include "tessera/base/array.h"
 #include "tessera/store/shared_memory.h"
 
 namespace tessera::store {
@@ -21,6 +26,10 @@ struct Initializer {
   double a = 0, b = 0;         // uniform: [a, b); normal: mean a, std b
   uint64_t seed = 0;
 };
+
+// What a push does to the rows it names: overwrite them, or add to them
+// (concurrent adds to one row from several trainers all land).
+enum class PushMode : int64_t { kAssign = 0, kAdd = 1 };
 
 struct TensorSpec {
   std::string name;

@@ -1,7 +1,10 @@
-// What a training run reports: human-readable lines on standard output, a
-// progress bar when standard output is a terminal, a JSON-lines metrics file,
-// and, as the very last line, one JSON object with the final metrics for
-// scripts. Only the process that logs (trainer 0) writes anything.
+// What a training run reports: human-readable lines on standard output, a progress bar when standard output is
+// a terminal, a JSON-lines metrics file, and, as the very last line, one JSON object with the final metrics for
+// scripts. Only the process that logs (trainer 0) writes anything; on the others every call does nothing.
+//
+// A RunLog owns its metrics file (truncated when opened, each record flushed at once, closed with the RunLog)
+// and shares standard output with the process. It has no locks: use it from one thread. The constructor throws
+// tessera::Error naming the metrics file when it cannot be written; the writing calls do not throw for I/O.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,24 @@
+// Intra-op parallelism. libtorch starts with one thread on some hosts, and OpenMP and OpenBLAS with as many as
+// cores; Tessera sets all three explicitly. OpenBLAS's own pool matters most: its idle threads spin on
+// sched_yield, so two workers calling GEMM each with a 2-thread pool on 2 cores ran KGE training at 40% of the
+// speed of 1-thread pools.
+//
+// These functions change process-wide settings (libtorch's and OpenBLAS's pools, malloc thresholds) except the
+// OpenMP count, which omp_set_num_threads sets for the calling thread only; call them at startup, or from each
+// worker thread for its own OpenMP count, not while other threads run parallel work. They throw nothing: a bad
+// TESSERA_NUM_THREADS is ignored (the default 2 is used), and a BLAS other than OpenBLAS is left alone.
+#pragma once
+
+namespace tessera {
+
+// n <= 0: TESSERA_NUM_THREADS if set, else 2.
+// Also the calling thread's OpenMP count (worker threads call it for themselves).
+void set_num_threads(int n);
+int num_threads();
+
+// Large tensors are allocated and freed every training step; glibc maps and
+// unmaps each one (and the kernel zero-fills its pages again) unless freed
+// memory is kept. Raises the mmap and trim thresholds for this process.
+void keep_freed_memory();
+
+}  // namespace tessera

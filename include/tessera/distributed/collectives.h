@@ -1,0 +1,48 @@
+// Collectives among the trainers of a job: sums, broadcasts, barriers and
+// gathers over every trainer (c10d::ProcessGroupGloo underneath; libtorch
+// stays out of this header).
+//
+// Contract: every member calls the same collectives in the same order with
+// the same counts; a call returns when every member has made it. A member
+// that dies makes the others' calls fail with tessera::Error within the job
+// timeout instead of hanging. One Collectives object belongs to one thread
+// at a time. With one member every call is a local no-op.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessera::distributed {
+
+class Rendezvous;
+
+class Collectives {
+ public:
+  // `prefix` keeps this group's keys apart in the store; `my_ip` is the
+  // address Gloo listens on (the machine's ip_config entry).
+  Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
+              int timeout_s);
+  ~Collectives();
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void all_reduce_sum(float* data, int64_t count);
+  void all_reduce_sum(double* data, int64_t count);
+  void all_reduce_sum(int64_t* data, int64_t count);
+  void broadcast(float* data, int64_t count, int root);
+  void barrier();
+  // Every member's vector (lengths may differ), by rank.
+  std::vector<std::vector<int64_t>> all_gather(const std::vector<int64_t>& values);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  int rank_, size_;
+};
+
+}  // namespace tessera::distributed

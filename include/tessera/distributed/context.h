@@ -1,0 +1,114 @@
+// tessera::distributed::initialize(): the entry of every distributed program. In a server role (set by the
+// launcher) it serves its partition and exits the process (std::exit) when the job ends; in a trainer role it
+// joins the job and returns a Context; with no role (or standalone requested) it loads a 1-partition graph
+// in-process, with no servers, for development. It also sets the intra-op thread count and malloc thresholds.
+//
+// The caller owns the Context, and it must outlive every DistTensor, DistGraph, loader and optimizer made from
+// it; references it returns (config(), book(), local(), collectives(), client()) live as long as it does. One
+// Context per process, used by the thread that created it: its client() and collectives() belong to that thread;
+// another thread talks to the servers through its own connect(). finalize() (and the destructor, unless an
+// exception is unwinding) is collective: a barrier, then trainer 0 shuts the servers down. Errors are
+// tessera::Error naming the flag, file or variable at fault (a --part-config or --ip-config other than the
+// launcher's, a config that does not match the job); local() and local_locks() fail where there is none.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/distributed/collectives.h"
+#include "tessera/distributed/job_env.h"
+#include "tessera/partition/partition_book.h"
+#include "tessera/partition/partition_config.h"
+#include "tessera/store/partition_store.h"
+
+// The transport and the row locks are internal: a Context hands them to the
+// library's own parts, and user code never needs their definitions.
+namespace tessera::net {
+class Client;
+struct ServerAddress;
+}  // namespace tessera::net
+namespace tessera::store {
+class RowLocks;
+}  // namespace tessera::store
+
+namespace tessera::distributed {
+
+class Rendezvous;
+
+struct InitOptions {
+  bool standalone = false;   // force standalone even if TESSERA_ROLE is set
+  std::string part_config;   // standalone: the 1-partition config to load; launched: must be the launcher's
+  std::string ip_config;     // launched: must be the launcher's (checked, then the launcher's is used)
+  int num_threads = 0;       // intra-op threads (0: TESSERA_NUM_THREADS or 2)
+};
+
+class Context {
+ public:
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const JobEnv& env() const { return env_; }
+  bool standalone() const { return env_.role == Role::kStandalone; }
+  int rank() const { return env_.rank(); }
+  int world_size() const { return standalone() ? 1 : env_.world_size(); }
+  int machine_id() const { return env_.machine_id; }
+  int num_parts() const { return config_.num_parts; }
+  // The partition whose arrays this process reads directly (its machine's),
+  // or -1 on a client machine (server-client mode), which holds none and
+  // reaches every row and every sample through the servers.
+  int local_part() const { return local_ ? local_->part() : -1; }
+  bool has_local_part() const { return local_ != nullptr; }
+
+  const PartitionConfig& config() const { return config_; }
+  const std::string& part_config_path() const;  // the file config() came from
+  const PartitionBook& book() const { return book_; }
+  store::PartitionStore& local();  // fails on a client machine
+  Collectives& collectives() { return *collectives_; }
+  Rendezvous* rendezvous() { return rendezvous_.get(); }
+  net::Client& client();
+  // A connection of its own to every server, for another thread (ZeroMQ
+  // sockets belong to one thread); indices match client()'s.
+  std::unique_ptr<net::Client> connect() const;
+  store::RowLocks& local_locks();  // standalone: the locks of in-process updates
+
+  // The server of partition `part` that this trainer sends requests to (the
+  // trainers of a machine spread over its servers).
+  // `k` rotates over the partition's servers (chunks of one request).
+  int server_for(int part, size_t k = 0) const;
+  bool finalized() const { return finalized_; }
+  // A local tensor by name (mapping published tensors on first use), or null.
+  store::LocalTensor* local_tensor(const std::string& name);
+
+  void barrier() { collectives_->barrier(); }
+  // Ends the job: a barrier, then trainer 0 shuts every server down.
+  // The destructor calls it unless an exception is unwinding.
+  void finalize();
+
+ private:
+  friend std::unique_ptr<Context> initialize(const InitOptions& options);
+  Context() = default;
+  void join_job();
+  void open_standalone(const std::string& part_config);
+
+  JobEnv env_;
+  PartitionConfig config_;
+  PartitionBook book_{PartitionConfig{}};
+  std::unique_ptr<store::PartitionStore> local_;
+  std::unique_ptr<Rendezvous> rendezvous_;
+  std::unique_ptr<Collectives> collectives_;
+  std::unique_ptr<net::Client> client_;
+  std::vector<net::ServerAddress> addresses_;
+  std::vector<std::vector<int>> servers_;  // [part][server] -> client index
+  std::vector<uint32_t> standalone_locks_;
+  std::unique_ptr<store::RowLocks> local_locks_;
+  bool finalized_ = false;
+  std::string part_config_path_;
+};
+
+// Reads the role from the environment. Server role: runs the server and
+// calls std::exit with its code. Errors throw tessera::Error.
+std::unique_ptr<Context> initialize(const InitOptions& options = {});
+
+}  // namespace tessera::distributed

@@ -1,0 +1,160 @@
+// The training loop every node-classification program shares, built-in or
+// written by a user (Marius's Trainer): a supervised step with the gradient
+// all-reduce, the epoch driver that runs a step function over a
+// DistDataLoader and logs, times and evaluates, and the small pieces around
+// them (fanout flags, class counts, equal step counts, batch tensors).
+//
+// Contract: every function that talks to other trainers (supervised_step,
+// EpochLoop::run, accuracy, count_classes, broadcast_parameters,
+// common_steps) is collective: every trainer calls it in the same order.
+// Tensors returned by features_of / labels_of / rows_of are views of the
+// batch's memory: the batch must outlive them and stay unchanged. One loop
+// per thread; errors are tessera::Error (bad flags, a trainer without
+// batches) or what the step function throws, passed through unchanged.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/distributed/context.h"
+#include "tessera/sampling/data_loader.h"
+#include "tessera/train/node_train_options.h"
+#include "tessera/train/run_log.h"
+
+namespace tessera::train {
+
+// What one optimizer step of node classification gives back.
+struct StepResult {
+  double loss = 0;
+  int64_t correct = 0;                  // seeds whose prediction is right
+  double compute_s = 0, allreduce_s = 0;
+  double sparse_s = 0;                  // the push of embedding gradients, if the step has one
+};
+
+// Cross-entropy of forward()'s logits against `labels`, backward, gradient
+// all-reduce over the trainers, and the optimizer's step, timed.
+StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
+                           const std::function<torch::Tensor()>& forward, const torch::Tensor& labels);
+
+// Time a trainer spent per phase over some steps. Sampling and fetching run
+// on sampler threads when there are any; `wait` is what the trainer itself
+// lost waiting for batches; `sparse` is the push of embedding gradients.
+struct PhaseTimes {
+  double sample = 0, fetch = 0, wait = 0, compute = 0, allreduce = 0, sparse = 0;
+  int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
+  double loss = 0;
+  void add_batch(const sampling::MiniBatch& b);
+  // A training step: its batch, the wait for it, the step (with its sparse update).
+  void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step);
+  void add(const PhaseTimes& o);
+  std::string split() const;  // "sample 1.2s fetch ..." for logs
+  // The phase times as metrics fields (sample_s, fetch_s, ...).
+  nlohmann::json times() const;
+};
+
+// What a training run reports at the end, whatever the model.
+struct RunSummary {
+  double val_acc = -1, test_acc = -1, train_acc = 0, loss = 0;
+  int epochs = 0;
+  int64_t steps_per_epoch = 0;
+  int trainers = 0;
+  double total_epoch_s = 0;  // summed over epochs, evaluation excluded
+  std::string model_dir;
+};
+
+// Checks the shared options' values before anything starts; errors name
+// the flag. `fanouts` / `eval_fanouts` receive the per-layer fanouts.
+void validate(const NodeTrainOptions& options, std::vector<int64_t>* fanouts, std::vector<int64_t>* eval_fanouts);
+
+// distributed::initialize() with the options' standalone / part_config /
+// ip_config / num_threads, then checks --graph-name against the graph.
+std::unique_ptr<distributed::Context> join_job(const NodeTrainOptions& options);
+
+// How an EpochLoop runs.
+struct EpochLoopOptions {
+  int num_epochs = 1;
+  int log_every = 20;  // steps between progress lines
+  int eval_every = 1;  // epochs between evaluations; the last epoch always evaluates
+};
+
+// The epoch driver. run() does, for every epoch: start the loader's epoch,
+// call `step` on each batch (timing the wait for it), draw progress, log
+// every log_every steps, then write the epoch's metrics record (loss, train
+// accuracy, throughput, the time split, host CPU use) and, every eval_every
+// epochs, call `evaluate` for (validation, test) accuracy. Only the logging
+// trainer's RunLog writes; every trainer runs the same loop.
+class EpochLoop {
+ public:
+  using StepFn = std::function<StepResult(const sampling::MiniBatch& batch)>;
+  using EvalFn = std::function<std::pair<double, double>()>;  // (val acc, test acc); -1 for none
+  // `ctx` and `log` must outlive the loop.
+  EpochLoop(distributed::Context& ctx, RunLog& log, EpochLoopOptions options);
+
+  // `steps_per_epoch`: what the loader yields per epoch (common_steps()).
+  // Returns the run's summary; totals() holds its summed phase times.
+  RunSummary run(sampling::DistDataLoader& loader, int64_t steps_per_epoch, const StepFn& step,
+                 const EvalFn& evaluate);
+  // Ends the job (Context::finalize) and writes the final record of
+  // `summary` (run()'s, with model_dir set if there is one) as the run's
+  // last metrics line.
+  void finish(const RunSummary& summary);
+
+  const PhaseTimes& totals() const { return all_; }
+  double host_cpu_busy() const { return busy_s_ / std::max(1e-9, summary_.total_epoch_s); }
+
+ private:
+  distributed::Context& ctx_;
+  RunLog& log_;
+  EpochLoopOptions options_;
+  PhaseTimes all_;
+  RunSummary summary_;
+  double busy_s_ = 0;
+};
+
+// The run log of a trainer writing into `out_dir`: the logging trainer
+// (rank 0) creates the directory and writes out_dir/metrics.jsonl; the
+// others' logs are silent.
+RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir);
+
+// The final record's shared fields (accuracies, epoch time, throughput,
+// phase times, peak RSS, host CPU use); each trainer adds its own.
+nlohmann::json final_record(const RunSummary& summary, const EpochLoop& loop);
+
+// Accuracy of `logits` over `ids` (this trainer's share, in unshuffled
+// batches of `options`), summed over all trainers (collective); -1 when no
+// trainer has one. `model` is in eval() mode and gradients are off
+// meanwhile; the model is back in train() mode after.
+double accuracy(distributed::Context& ctx, torch::nn::Module& model, const sampling::DistNeighborSampler& sampler,
+                const std::vector<int64_t>& ids, sampling::LoaderOptions options,
+                const std::function<torch::Tensor(const sampling::MiniBatch&)>& logits);
+
+// --fan-out style flag for `layers` layers; one value applies to all.
+std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag);
+
+// 1 + the largest label of `label_name` (int64 node data) over all trainers.
+int64_t count_classes(distributed::Context& ctx, const std::string& label_name);
+
+// Every trainer starts from trainer 0's weights.
+void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& coll);
+
+// The steps every trainer can run per epoch (the minimum over trainers, so
+// no all-reduce waits on one that ran out), capped by max_batches >= 0; also
+// the total of `local_seeds` over trainers.
+int64_t common_steps(distributed::Context& ctx, int64_t local_steps, int64_t local_seeds, int64_t max_batches,
+                     int64_t* total_seeds);
+
+// Views of a batch's arrays (no copies; the batch must outlive them).
+torch::Tensor features_of(const sampling::MiniBatch& batch);
+torch::Tensor labels_of(const sampling::MiniBatch& batch);
+torch::Tensor rows_of(const Array& rows);  // float32 [n, width]
+
+}  // namespace tessera::train

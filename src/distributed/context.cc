@@ -1,0 +1,171 @@
+#include "tessera/distributed/context.h"
+
+#include <malloc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "tessera/distributed/ip_config.h"
+#include "distributed/rendezvous.h"
+#include "distributed/server.h"
+#include "net/transport.h"
+#include "store/row_locks.h"
+#include "distributed/tensor_registry.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
+#include "tessera/base/threads.h"
+
+namespace tessera::distributed {
+namespace {
+
+// Longest wait for one reply from a live server: generous, since a server
+// may be busy with other trainers' batches; a dead one is noticed at once.
+constexpr int kRequestTimeoutS = 300;
+
+// A program given a file by flag under the launcher uses the launcher's: the
+// two must be the same file, or the program would read one graph while the
+// servers serve another.
+void check_same_file(const char* flag, const std::string& given, const std::string& launchers) {
+  if (given.empty()) return;
+  std::error_code ec;
+  if (!std::filesystem::exists(given, ec))
+    fail("{} {}: no such file (relative paths start at the workspace, {})", flag, given,
+         std::filesystem::current_path(ec).string());
+  if (!std::filesystem::equivalent(given, launchers, ec))
+    fail("{} {} is not the file the launcher gave this job ({}): drop the flag, or launch with that file", flag, given,
+         launchers);
+}
+
+}  // namespace
+
+const std::string& Context::part_config_path() const { return part_config_path_; }
+
+store::RowLocks& Context::local_locks() {
+  if (!local_locks_) fail("row locks are held by the servers: only a standalone process updates rows in-process");
+  return *local_locks_;
+}
+
+std::unique_ptr<Context> initialize(const InitOptions& options) {
+  // Row buffers of a few MiB come and go with every request. By default
+  // glibc maps each one fresh and the kernel zero-fills its pages on first
+  // touch, an extra pass over every byte pulled; keep them in the heap.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  set_num_threads(options.num_threads);
+  JobEnv env = JobEnv::from_environment();
+  if (env.role != Role::kStandalone && !options.standalone) {
+    check_same_file("--part-config", options.part_config, env.part_config);
+    check_same_file("--ip-config", options.ip_config, env.ip_config);
+  }
+  if (env.role == Role::kServer && !options.standalone) {
+    std::fflush(stdout);
+    std::exit(run_server(env));
+  }
+  std::unique_ptr<Context> ctx(new Context());
+  if (options.standalone || env.role == Role::kStandalone) {
+    if (!options.ip_config.empty())
+      fail("--ip-config {}: a standalone process has no servers to reach (drop the flag, or run under tessera launch)",
+           options.ip_config);
+    ctx->env_ = JobEnv{};
+    ctx->part_config_path_ = options.part_config.empty() ? env.part_config : options.part_config;
+    ctx->open_standalone(ctx->part_config_path_);
+  } else {
+    ctx->env_ = env;
+    ctx->part_config_path_ = env.part_config;
+    ctx->join_job();
+  }
+  return ctx;
+}
+
+void Context::open_standalone(const std::string& part_config) {
+  if (part_config.empty())
+    fail("standalone mode needs a partition config (--part-config, a 1-partition <graph>.json)");
+  config_ = PartitionConfig::load(part_config);
+  if (config_.num_parts != 1)
+    fail("{} has {} partitions; standalone mode runs on a 1-partition graph (tessera partition --num-parts 1)",
+         part_config, config_.num_parts);
+  book_ = PartitionBook(config_);
+  local_ = std::make_unique<store::PartitionStore>(config_, book_, 0);
+  collectives_ = std::make_unique<Collectives>(nullptr, "", 0, 1, "", 0);
+  standalone_locks_.assign(store::RowLocks::kStripes, 0);
+  local_locks_ = std::make_unique<store::RowLocks>(standalone_locks_.data());
+}
+
+void Context::join_job() {
+  config_ = PartitionConfig::load(env_.part_config);
+  const std::vector<MachineAddress> machines = read_ip_config(env_.ip_config, env_.num_servers);
+  if (static_cast<int>(machines.size()) != env_.num_machines || config_.num_parts != env_.server_machines())
+    fail("{} has {} partitions and {} lists {} machines; the job runs {} machines, {} of them holding partitions",
+         env_.part_config, config_.num_parts, env_.ip_config, machines.size(), env_.num_machines,
+         env_.server_machines());
+  book_ = PartitionBook(config_);
+  rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s);
+  // Servers first: their addresses are in the store once they listen.
+  const int total_servers = env_.server_machines() * env_.num_servers;
+  rendezvous_->wait_count("servers_up", total_servers);
+  std::vector<net::ServerAddress> addresses;
+  servers_.assign(env_.server_machines(), {});
+  for (int m = 0; m < env_.server_machines(); ++m)
+    for (int s = 0; s < env_.num_servers; ++s) {
+      servers_[m].push_back(static_cast<int>(addresses.size()));
+      addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
+    }
+  addresses_ = addresses;
+  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
+  if (env_.holds_partition(env_.machine_id))
+    local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
+  collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
+                                               machines[env_.machine_id].ip, env_.timeout_s);
+}
+
+Context::~Context() {
+  // Unwinding from an error: peers may be dead, so no collective calls.
+  if (std::uncaught_exceptions() > 0) return;
+  try {
+    finalize();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "trainer {}: error while finishing: {}\n", env_.label(), e.what());
+  }
+}
+
+net::Client& Context::client() {
+  if (!client_) fail("internal: no servers in standalone mode");
+  return *client_;
+}
+
+std::unique_ptr<net::Client> Context::connect() const {
+  if (standalone()) return nullptr;
+  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS);
+}
+
+int Context::server_for(int part, size_t k) const {
+  const auto& servers = servers_.at(part);
+  return servers[(env_.trainer_id + k) % servers.size()];
+}
+
+store::PartitionStore& Context::local() {
+  if (!local_) fail("internal: machine {} is a client and holds no partition", env_.machine_id);
+  return *local_;
+}
+
+store::LocalTensor* Context::local_tensor(const std::string& name) {
+  if (!local_) return nullptr;
+  return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
+}
+
+void Context::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  if (standalone()) return;
+  collectives_->barrier();
+  if (rank() == 0) client_->shutdown_servers();
+  // Every trainer reports its footprint, as the servers do when they stop.
+  fmt::print(stderr, "trainer {}: finished (peak RSS {:.0f} MB)\n", env_.label(), peak_rss_bytes() / 1e6);
+}
+
+}  // namespace tessera::distributed

@@ -1,0 +1,107 @@
+// ZeroMQ transport. A server binds one ROUTER socket and answers requests in
+// order; a client holds one DEALER socket per server, so requests to several
+// servers go out together and their replies are awaited together. Payload
+// frames are handed to ZeroMQ without copies; a client notices a server whose
+// connection dropped (process died, host gone) and fails fast with its name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "tessera/base/array.h"
+#include "net/message.h"
+
+namespace tessera::net {
+
+// One process-wide ZeroMQ context.
+zmq::context_t& zmq_context();
+
+// Frames that own their bytes until ZeroMQ has sent them (no copy).
+zmq::message_t frame_of(std::vector<int64_t>&& values);
+zmq::message_t frame_of(std::vector<int32_t>&& values);
+zmq::message_t frame_of(const Array& array);  // keeps the array's memory alive
+zmq::message_t frame_of(const std::string& text);
+// The inverse for a received frame of exactly `shape`'s bytes (shape[0]
+// rows; check_frame's error otherwise): the Array keeps the frame alive and
+// uses its bytes in place, unless they are not 8-byte aligned (small frames
+// can sit at any offset of ZeroMQ's receive buffer); then it copies them.
+Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape);
+
+struct Request {
+  zmq::message_t identity;  // the client's routing id
+  Header header;
+  std::vector<zmq::message_t> frames;
+};
+
+class ServerSocket {
+ public:
+  // Binds `endpoint` ("tcp://IP:PORT"); `who` names the process in errors.
+  ServerSocket(const std::string& endpoint, const std::string& who);
+  ~ServerSocket();
+
+  // Waits up to `timeout_ms` for a well-formed request. Malformed messages
+  // are answered with an error reply here and never returned.
+  bool receive(Request* request, int timeout_ms);
+  void reply(Request& request, Header header, std::vector<zmq::message_t> frames);
+  void reply_error(Request& request, const std::string& text);
+
+  uint64_t malformed_count() const { return malformed_; }
+
+ private:
+  zmq::socket_t socket_;
+  std::string who_;
+  uint64_t malformed_ = 0;
+};
+
+struct ServerAddress {
+  std::string label;     // "m0/server/1"
+  std::string endpoint;  // "tcp://127.0.0.1:30052"
+};
+
+struct Reply {
+  Header header;
+  std::vector<zmq::message_t> frames;
+};
+
+class Client {
+ public:
+  // `request_timeout_s`: longest wait for one reply from a live server.
+  Client(std::vector<ServerAddress> servers, int request_timeout_s);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  int num_servers() const { return static_cast<int>(servers_.size()); }
+  const ServerAddress& server(int i) const { return servers_.at(i); }
+
+  // Sends a request; the header's request id is assigned here and returned.
+  uint64_t send(int server, Header header, std::vector<zmq::message_t> frames);
+  // Waits for the replies of `ids` (in that order). An error reply, a dead
+  // server or a timeout throws tessera::Error naming the server.
+  std::vector<Reply> wait(const std::vector<uint64_t>& ids);
+  // Tells every server to shut down and waits for each to acknowledge; from
+  // here on their connections closing is expected, not an error.
+  void shutdown_servers();
+
+ private:
+  void poll_once(int timeout_ms);
+  void check_alive(int server) const;
+
+  std::vector<ServerAddress> servers_;
+  std::vector<zmq::socket_t> sockets_;
+  std::vector<zmq::socket_t> monitors_;
+  std::vector<bool> dead_;
+  bool closing_ = false;
+  std::map<uint64_t, int> pending_;  // request id -> server
+  std::map<uint64_t, Reply> arrived_;
+  uint64_t next_id_ = 1;
+  int request_timeout_s_;
+};
+
+}  // namespace tessera::net

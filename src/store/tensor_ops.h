@@ -1,0 +1,48 @@
+// The row operations servers (and standalone trainers) apply to local
+// tensors. Row indices are local; every index is bounds-checked and a bad one
+// throws tessera::Error before anything is written.
+#pragma once
+
+#include <cstdint>
+
+#include "tessera/base/array.h"
+#include "store/row_locks.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::store {
+
+// Checks rows[i] in [0, tensor rows); `who` prefixes the error.
+void check_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count);
+
+// Gathers rows into `out` (count x row bytes), in parallel for large batches.
+void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, void* out);
+Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count);
+
+void assign_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values);
+// tensor[rows[i]] += values[i], atomically per row (duplicates accumulate).
+void add_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values, RowLocks& locks);
+
+struct AdagradParams {
+  float lr = 0.01f, eps = 1e-10f;
+};
+struct AdamParams {
+  float lr = 0.001f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+};
+
+// torch.optim.Adagrad on the given rows (state: running sum of squared
+// gradients, same shape). Rows must be unique: callers sum duplicates first.
+void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
+                  const float* grads, const AdagradParams& p, RowLocks& locks);
+
+// DGL-KE's row-wise Adagrad: one accumulator per row (state: [rows] of one
+// float) that adds the mean squared gradient of the row, then
+// w -= lr * g / (sqrt(state) + eps). Rows must be unique.
+void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* rows, int64_t count,
+                      const float* grads, const AdagradParams& p, RowLocks& locks);
+
+// torch.optim.Adam on the given rows, with a step count per row (a row's
+// bias correction counts the steps that touched it, as DGL's SparseAdam).
+void adam_rows(LocalTensor& weight, LocalTensor& exp_avg, LocalTensor& exp_avg_sq, LocalTensor& steps,
+               const int64_t* rows, int64_t count, const float* grads, const AdamParams& p, RowLocks& locks);
+
+}  // namespace tessera::store
