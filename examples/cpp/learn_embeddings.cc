@@ -1,0 +1,125 @@
+// Node classification on a graph whose nodes have no features: each node
+// gets a learnable embedding (a DistEmbedding sharded over the servers,
+// updated by SparseAdam on the rows a batch touched), trained jointly with
+// a dense 2-layer GraphSAGE whose gradients are all-reduced (Adam).
+//
+//   tessera launch --ip-config ip_config.txt --part-config data/g.json \
+//       "learn_embeddings --num-epochs 10 --out emb-out"
+#include <torch/torch.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include <tessera/base/error.h>
+#include <tessera/base/timer.h>
+#include <tessera/distributed/context.h>
+#include <tessera/distributed/dist_embedding.h>
+#include <tessera/distributed/dist_graph.h>
+#include <tessera/distributed/node_split.h>
+#include <tessera/nn/sage.h>
+#include <tessera/sampling/data_loader.h>
+#include <tessera/train/trainer.h>
+
+namespace td = tessera::distributed;
+namespace ts = tessera::sampling;
+namespace tt = tessera::train;
+
+int main(int argc, char** argv) {
+  CLI::App app("learn node embeddings jointly with GraphSAGE on a featureless graph");
+  tt::NodeTrainOptions o;
+  o.num_epochs = 10, o.num_hidden = 64, o.fanout = "10,10", o.batch_size = 256, o.lr = 0.01, o.dropout = 0.2,
+  o.log_every = 1000;
+  int64_t dim = 64;
+  double sparse_lr = 0.05;
+  app.add_option("--part-config", o.part_config, "1-partition config (standalone; launched: the launcher's)");
+  app.add_flag("--standalone", o.standalone, "one process, no servers");
+  app.add_option("--num-epochs", o.num_epochs);
+  app.add_option("--num-hidden", o.num_hidden);
+  app.add_option("--embedding-dim", dim);
+  app.add_option("--fanout", o.fanout, "neighbours per layer");
+  app.add_option("--batch-size", o.batch_size);
+  app.add_option("--lr", o.lr, "Adam on GraphSAGE's weights");
+  app.add_option("--sparse-lr", sparse_lr, "SparseAdam on the embeddings");
+  app.add_option("--seed", o.seed);
+  app.add_option("--out", o.out_dir, "where metrics.jsonl and embeddings.npy go")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    std::vector<int64_t> fanouts, eval_fanouts;
+    tt::validate(o, &fanouts, &eval_fanouts);
+    auto ctx = tt::join_job(o);
+    td::DistGraph g(*ctx);
+    const td::NodeSplits split = td::split_masks(*ctx, g);  // this trainer's shares of the masks
+
+    // One row per node, on the servers that own the node.
+    td::DistEmbedding emb(*ctx, "node_emb", dim, ctx->book().node_policy(0), {"uniform", -1, 1, o.seed});
+    td::SparseAdam sparse(*ctx, {&emb}, sparse_lr);
+
+    const ts::DistNeighborSampler sampler(*ctx, {fanouts});
+    ts::LoaderOptions lo;
+    lo.batch_size = o.batch_size;
+    lo.seed = o.seed;
+    lo.feature = "";  // no features: the inputs are embedding rows
+    ts::DistDataLoader loader(*ctx, sampler, split.train, lo);
+    int64_t total_train = 0;
+    const int64_t steps = tt::common_steps(*ctx, loader.batches_per_epoch(), split.train.size(), -1, &total_train);
+    loader.limit_batches(steps);
+
+    torch::manual_seed(o.seed);
+    tessera::nn::SageOptions so;
+    so.in_feats = dim, so.hidden = o.num_hidden, so.num_layers = 2, so.dropout = o.dropout;
+    so.num_classes = tt::count_classes(*ctx, g.ndata("label").name());
+    tessera::nn::Sage model(so);
+    tt::broadcast_parameters(*model, ctx->collectives());
+    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(o.lr));
+
+    // The batch's blocks, and its input nodes' embedding rows as a leaf
+    // whose gradient goes to the sparse optimizer. `rows` owns the memory.
+    struct Inputs {
+      std::vector<tessera::nn::BlockTensors> blocks;
+      tessera::Array rows;
+      torch::Tensor x;
+    };
+    auto inputs_of = [&](const ts::MiniBatch& b) {
+      Inputs in;
+      for (const ts::Block& block : b.blocks)
+        in.blocks.push_back(tessera::nn::block_view(block.indptr, block.indices, block.num_src()));
+      in.rows = emb.lookup(b.blocks[0].src_nodes.data(), b.blocks[0].num_src());
+      in.x = tt::rows_of(in.rows);
+      return in;
+    };
+    auto evaluate = [&](const std::vector<int64_t>& ids) {
+      sparse.flush();  // evaluate the rows as trained
+      return tt::accuracy(*ctx, *model, sampler, ids, lo, [&](const ts::MiniBatch& b) {
+        const Inputs in = inputs_of(b);
+        return model->forward(in.blocks, in.x);
+      });
+    };
+    tt::RunLog log = tt::open_run_log(*ctx, o.out_dir);
+    tt::EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
+    model->train();
+    const tt::RunSummary summary = loop.run(
+        loader, steps,
+        [&](const ts::MiniBatch& b) {
+          Inputs in = inputs_of(b);
+          in.x.requires_grad_(true);
+          tt::StepResult r = tt::supervised_step(*model, adam, ctx->collectives(),
+                                                 [&] { return model->forward(in.blocks, in.x); }, tt::labels_of(b));
+          tessera::Timer t;
+          const torch::Tensor grad = in.x.grad().contiguous();
+          sparse.step(emb, b.blocks[0].src_nodes.data(), b.blocks[0].num_src(), grad.data_ptr<float>());
+          r.sparse_s = t.seconds();
+          return r;
+        },
+        [&] { return std::make_pair(evaluate(split.val), evaluate(split.test)); });
+    sparse.flush();
+    ctx->barrier();  // every trainer's last rows have landed
+    if (ctx->rank() == 0) emb.save(o.out_dir + "/embeddings.npy");
+    loop.finish(summary);
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "learn_embeddings: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
