@@ -1,13 +1,11 @@
 // Node classification on a graph whose nodes have no features: each node
 // gets a learnable embedding (a DistEmbedding sharded over the servers,
 // updated by SparseAdam on the rows a batch touched), trained jointly with
-// a dense 2-layer GraphSAGE whose gradients are all-reduced (Adam).
+// a dense GraphSAGE (2 layers by default) whose gradients are all-reduced (Adam).
 //
 //   tessera launch --ip-config ip_config.txt --part-config data/g.json \
 //       "learn_embeddings --num-epochs 10 --out emb-out"
 #include <torch/torch.h>
-
-#include <CLI/CLI.hpp>
 
 #include <cstdio>
 
@@ -19,6 +17,7 @@
 #include <tessera/distributed/node_split.h>
 #include <tessera/nn/sage.h>
 #include <tessera/sampling/data_loader.h>
+#include <tessera/train/node_train_flags.h>
 #include <tessera/train/trainer.h>
 
 namespace td = tessera::distributed;
@@ -27,22 +26,13 @@ namespace tt = tessera::train;
 
 int main(int argc, char** argv) {
   CLI::App app("learn node embeddings jointly with GraphSAGE on a featureless graph");
-  tt::NodeTrainOptions o;
-  o.num_epochs = 10, o.num_hidden = 64, o.fanout = "10,10", o.batch_size = 256, o.lr = 0.01, o.dropout = 0.2,
-  o.log_every = 1000;
+  tt::NodeTrainOptions o(10, "10,10", "", 256, 1000, 1, 0.01, 0.2);
+  o.num_hidden = 64, o.log_every = 1000;
   int64_t dim = 64;
   double sparse_lr = 0.05;
-  app.add_option("--part-config", o.part_config, "1-partition config (standalone; launched: the launcher's)");
-  app.add_flag("--standalone", o.standalone, "one process, no servers");
-  app.add_option("--num-epochs", o.num_epochs);
-  app.add_option("--num-hidden", o.num_hidden);
-  app.add_option("--embedding-dim", dim);
-  app.add_option("--fanout", o.fanout, "neighbours per layer");
-  app.add_option("--batch-size", o.batch_size);
-  app.add_option("--lr", o.lr, "Adam on GraphSAGE's weights");
-  app.add_option("--sparse-lr", sparse_lr, "SparseAdam on the embeddings");
-  app.add_option("--seed", o.seed);
-  app.add_option("--out", o.out_dir, "where metrics.jsonl and embeddings.npy go")->required();
+  tt::add_node_train_flags(&app, o, "embeddings");  // the command line of `tessera train sage`
+  app.add_option("--embedding-dim", dim, "width of the learned rows (default 64)");
+  app.add_option("--sparse-lr", sparse_lr, "SparseAdam's learning rate on the rows (default 0.05)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -56,23 +46,20 @@ int main(int argc, char** argv) {
     td::DistEmbedding emb(*ctx, "node_emb", dim, ctx->book().node_policy(0), {"uniform", -1, 1, o.seed});
     td::SparseAdam sparse(*ctx, {&emb}, sparse_lr);
 
-    const ts::DistNeighborSampler sampler(*ctx, {fanouts});
-    ts::LoaderOptions lo;
-    lo.batch_size = o.batch_size;
-    lo.seed = o.seed;
+    const ts::DistNeighborSampler sampler(*ctx, {fanouts}), eval_sampler(*ctx, {eval_fanouts});
+    ts::LoaderOptions lo = tt::loader_options(*ctx, o);
     lo.feature = "";  // no features: the inputs are embedding rows
     ts::DistDataLoader loader(*ctx, sampler, split.train, lo);
     int64_t total_train = 0;
-    const int64_t steps = tt::common_steps(*ctx, loader.batches_per_epoch(), split.train.size(), -1, &total_train);
-    loader.limit_batches(steps);
+    const int64_t steps = tt::equalize_steps(*ctx, loader, o.max_batches, &total_train);
 
     torch::manual_seed(o.seed);
     tessera::nn::SageOptions so;
-    so.in_feats = dim, so.hidden = o.num_hidden, so.num_layers = 2, so.dropout = o.dropout;
+    so.in_feats = dim, so.hidden = o.num_hidden, so.num_layers = o.num_layers, so.dropout = o.dropout;
     so.num_classes = tt::count_classes(*ctx, g.ndata("label").name());
     tessera::nn::Sage model(so);
     tt::broadcast_parameters(*model, ctx->collectives());
-    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(o.lr));
+    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 
     // The batch's blocks, and its input nodes' embedding rows as a leaf
     // whose gradient goes to the sparse optimizer. `rows` owns the memory.
@@ -89,14 +76,17 @@ int main(int argc, char** argv) {
       in.x = tt::rows_of(in.rows);
       return in;
     };
+    ts::LoaderOptions elo = lo;
+    elo.batch_size = o.eval_batch_size;
     auto evaluate = [&](const std::vector<int64_t>& ids) {
       sparse.flush();  // evaluate the rows as trained
-      return tt::accuracy(*ctx, *model, sampler, ids, lo, [&](const ts::MiniBatch& b) {
+      return tt::accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const ts::MiniBatch& b) {
         const Inputs in = inputs_of(b);
         return model->forward(in.blocks, in.x);
       });
     };
-    tt::RunLog log = tt::open_run_log(*ctx, o.out_dir);
+    const std::string out_dir = o.out_dir.empty() ? "embeddings-" + g.graph_name() : o.out_dir;
+    tt::RunLog log = tt::open_run_log(*ctx, out_dir);
     tt::EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
     model->train();
     const tt::RunSummary summary = loop.run(
@@ -115,7 +105,7 @@ int main(int argc, char** argv) {
         [&] { return std::make_pair(evaluate(split.val), evaluate(split.test)); });
     sparse.flush();
     ctx->barrier();  // every trainer's last rows have landed
-    if (ctx->rank() == 0) emb.save(o.out_dir + "/embeddings.npy");
+    if (ctx->rank() == 0) emb.save(out_dir + "/embeddings.npy");
     loop.finish(summary);
   } catch (const tessera::Error& e) {
     std::fprintf(stderr, "learn_embeddings: %s\n", e.what());

@@ -99,7 +99,6 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   const std::string category = predict_category(config, o.predict_category);
   const int category_type = static_cast<int>(std::find(config.ntypes.begin(), config.ntypes.end(), category) -
                                              config.ntypes.begin());
-  const int num_samplers = o.num_samplers >= 0 ? o.num_samplers : ctx->env().num_samplers;
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "rgcn-" + config.graph_name : o.out_dir;
   RunLog log = open_run_log(*ctx, out_dir);
@@ -120,10 +119,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   std::vector<std::unique_ptr<distributed::DistEmbedding>> embeddings(config.ntypes.size());
   std::vector<const distributed::DistEmbedding*> embedding_list;
   std::vector<bool> is_embedded(config.ntypes.size(), false);
-  sampling::LoaderOptions lo;
-  lo.batch_size = o.batch_size;
-  lo.num_samplers = num_samplers;
-  lo.seed = o.seed;
+  sampling::LoaderOptions lo = loader_options(*ctx, o);
   lo.seed_ntype = category;
   for (size_t t = 0; t < config.ntypes.size(); ++t) {
     const std::string& ntype = config.ntypes[t];
@@ -166,9 +162,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
 
   sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
   int64_t total_train = 0;
-  const int64_t steps =
-      common_steps(*ctx, loader.batches_per_epoch(), static_cast<int64_t>(train_ids.size()), o.max_batches, &total_train);
-  loader.limit_batches(steps);
+  const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
 
   torch::manual_seed(o.seed);
   nn::Rgcn model(mo);
@@ -191,7 +185,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        "({}), {} sampler threads; {} relations, {} bases, {} hidden x{}, {} classes; embeddings for "
                        "{} of {} node types",
                        config.graph_name, ctx->world_size(), total_train, category, train_ids.size(), steps,
-                       o.batch_size, o.fanout, o.fanout_mode, num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
+                       o.batch_size, o.fanout, o.fanout_mode, lo.num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
   EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});

@@ -40,7 +40,6 @@ int run_sage_training(const SageTrainOptions& o) {
     fail("{} has {} node types: GraphSAGE here is for homogeneous graphs (use tessera train rgcn)", ctx->part_config_path(),
          g.ntypes().size());
   const std::string& ntype = g.ntypes()[0];
-  const int num_samplers = o.num_samplers >= 0 ? o.num_samplers : ctx->env().num_samplers;
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "sage-" + ctx->config().graph_name : o.out_dir;
   RunLog log = open_run_log(*ctx, out_dir);
@@ -68,17 +67,10 @@ int run_sage_training(const SageTrainOptions& o) {
   eval_so.fanouts = eval_fanouts;
   const sampling::DistNeighborSampler eval_sampler(*ctx, eval_so);
 
-  sampling::LoaderOptions lo;
-  lo.batch_size = o.batch_size;
-  lo.num_samplers = num_samplers;
-  lo.seed = o.seed;
+  const sampling::LoaderOptions lo = loader_options(*ctx, o);
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
-  // Every trainer runs the same number of steps: the all-reduce of a step
-  // needs them all.
   int64_t total_train = 0;
-  const int64_t steps = common_steps(*ctx, loader.batches_per_epoch(), static_cast<int64_t>(split.train.size()),
-                                     o.max_batches, &total_train);
-  loader.limit_batches(steps);
+  const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
 
   torch::manual_seed(o.seed);
   nn::Sage model(mo);
@@ -87,13 +79,12 @@ int run_sage_training(const SageTrainOptions& o) {
 
   log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fanout {}, "
                        "{} sampler threads, model {} -> {} x{} -> {} classes",
-                       ctx->config().graph_name, ctx->world_size(), total_train, split.train.size(), steps, o.batch_size, o.fanout, num_samplers, mo.in_feats, mo.hidden,
+                       ctx->config().graph_name, ctx->world_size(), total_train, split.train.size(), steps, o.batch_size, o.fanout, lo.num_samplers, mo.in_feats, mo.hidden,
                        mo.num_layers, mo.num_classes));
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers.
-  sampling::LoaderOptions elo;
+  sampling::LoaderOptions elo = lo;
   elo.batch_size = o.eval_batch_size;
-  elo.num_samplers = num_samplers;
   auto evaluate = [&](const std::vector<int64_t>& ids) {
     return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
       return model->forward(block_tensors(batch), features_of(batch));

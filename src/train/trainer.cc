@@ -263,16 +263,25 @@ void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& co
   }
 }
 
-int64_t common_steps(distributed::Context& ctx, int64_t local_steps, int64_t local_seeds, int64_t max_batches,
-                     int64_t* total_seeds) {
-  int64_t steps = local_steps;
+sampling::LoaderOptions loader_options(const distributed::Context& ctx, const NodeTrainOptions& o) {
+  sampling::LoaderOptions lo;
+  lo.batch_size = o.batch_size;
+  lo.seed = o.seed;
+  lo.num_samplers = o.num_samplers >= 0 ? o.num_samplers : ctx.env().num_samplers;
+  return lo;
+}
+
+int64_t equalize_steps(distributed::Context& ctx, sampling::DistDataLoader& loader, int64_t max_batches,
+                       int64_t* total_seeds) {
+  int64_t steps = loader.batches_per_epoch();
   *total_seeds = 0;
-  for (const auto& v : ctx.collectives().all_gather({local_steps, local_seeds})) {
+  for (const auto& v : ctx.collectives().all_gather({loader.batches_per_epoch(), loader.num_seeds()})) {
     steps = std::min(steps, v.at(0));
     *total_seeds += v.at(1);
   }
   if (max_batches >= 0) steps = std::min(steps, max_batches);
   if (steps == 0) fail("a trainer has no training batch: fewer training nodes than trainers");
+  loader.limit_batches(steps);
   return steps;
 }
 

@@ -75,6 +75,7 @@ class DistDataLoader {
   DistDataLoader& operator=(const DistDataLoader&) = delete;
 
   int64_t batches_per_epoch() const { return num_batches_; }
+  int64_t num_seeds() const { return static_cast<int64_t>(seeds_.size()); }
   // Caps the batches of every epoch, so that all trainers run the same
   // number of steps and no all-reduce waits on a trainer that ran out.
   void limit_batches(int64_t count);

@@ -146,11 +146,16 @@ int64_t count_classes(distributed::Context& ctx, const std::string& label_name);
 // Every trainer starts from trainer 0's weights.
 void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& coll);
 
-// The steps every trainer can run per epoch (the minimum over trainers, so
-// no all-reduce waits on one that ran out), capped by max_batches >= 0; also
-// the total of `local_seeds` over trainers.
-int64_t common_steps(distributed::Context& ctx, int64_t local_steps, int64_t local_seeds, int64_t max_batches,
-                     int64_t* total_seeds);
+// The training loader's options from the shared flags: --batch-size,
+// --seed, and --num-samplers sampler threads (else the launcher's count).
+sampling::LoaderOptions loader_options(const distributed::Context& ctx, const NodeTrainOptions& options);
+
+// Caps `loader` at the steps every trainer can run per epoch (the minimum
+// over trainers, so no all-reduce waits on one that ran out; and at
+// --max-batches when >= 0) and returns that count; `total_seeds` gets the
+// seeds of all trainers. Collective; fails when a trainer has no batch.
+int64_t equalize_steps(distributed::Context& ctx, sampling::DistDataLoader& loader, int64_t max_batches,
+                       int64_t* total_seeds);
 
 // Views of a batch's arrays (no copies; the batch must outlive them).
 torch::Tensor features_of(const sampling::MiniBatch& batch);
