@@ -16,20 +16,9 @@ $bin partition --input "$data" --format rdf --add-reverse --graph-name "$name" -
   --out "$dir/p2" >/dev/null 2>&1
 $bin partition --input "$data" --format rdf --add-reverse --graph-name "$name" --num-parts 1 --out "$dir/p1" \
   >/dev/null 2>&1
-port=${BENCH_PORT:-34450}
-printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
-
-acc() { tail -n 1 | sed 's/^\[[^]]*\] //' | python3 -c 'import json,sys; print(json.load(sys.stdin)["test_acc"])'; }
-run_mode() {  # mode seed
-  local mode=$1 seed=$2 out="$dir/$1-$2"
-  case $mode in
-    distributed) $bin launch --ip-config "$dir/ip_config.txt" --part-config "$dir/p2/$name.json" --num-servers 1 \
-                   --num-trainers 1 --num-samplers 1 "$bin train rgcn --graph-name $name $flags --seed $seed --out $out" \
-                   2>/dev/null | acc ;;
-    standalone) $bin train rgcn --standalone --part-config "$dir/p1/$name.json" $flags --seed "$seed" --out "$out" \
-                   2>/dev/null | acc ;;
-  esac
-}
+trainer=rgcn
+BENCH_PORT=${BENCH_PORT:-34450} . bench/accuracy_common.sh
+run_mode() { run_trainer "$1" "$2"; }  # mode seed
 echo "| $name ($flags) | seed 0 | seed 1 | seed 2 | seed 3 | seed 4 | mean test acc |"
 echo "|---|---|---|---|---|---|---|"
 for mode in distributed standalone; do

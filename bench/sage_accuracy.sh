@@ -17,23 +17,14 @@ dir=${BENCH_DIR:-/tmp/tessera-bench-acc}/$name
 rm -rf "$dir" && mkdir -p "$dir"
 $bin partition --input "$data" --graph-name "$name" --num-parts 2 --balance-train --balance-edges --out "$dir/p2" >/dev/null 2>&1
 $bin partition --input "$data" --graph-name "$name" --num-parts 1 --out "$dir/p1" >/dev/null 2>&1
-port=${BENCH_PORT:-34350}
-printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
-
-acc() { tail -n 1 | sed 's/^\[[^]]*\] //' | python3 -c 'import json,sys; print(json.load(sys.stdin)["test_acc"])'; }
+trainer=sage
+. bench/accuracy_common.sh
 run_mode() {  # mode seed
-  local mode=$1 seed=$2 out="$dir/$1-$2"
-  case $mode in
-    distributed) $bin launch --ip-config "$dir/ip_config.txt" --part-config "$dir/p2/$name.json" --num-servers 1 \
-                   --num-trainers 1 --num-samplers 1 "$bin train sage --graph-name $name $flags --seed $seed --out $out" \
-                   2>/dev/null | acc ;;
-    standalone) $bin train sage --standalone --part-config "$dir/p1/$name.json" $flags --seed "$seed" --out "$out" \
-                   2>/dev/null | acc ;;
-    full-batch) $bin train sage --standalone --part-config "$dir/p1/$name.json" $flags --seed "$seed" --out "$out" \
-                   --fan-out -1 --eval-fan-out -1 --batch-size 100000000 --num-epochs "$full_epochs" \
-                   --eval-every "$full_epochs" 2>/dev/null | acc ;;
-    mlp) $bin train sage --standalone --part-config "$dir/p1/$name.json" $flags --seed "$seed" --out "$out" \
-                   --fan-out 0 --eval-fan-out 0 2>/dev/null | acc ;;
+  case $1 in
+    distributed|standalone) run_trainer "$1" "$2" ;;
+    full-batch) run_trainer standalone "$2" --fanout -1 --eval-fanout -1 --batch-size 100000000 \
+                  --num-epochs "$full_epochs" --eval-every "$full_epochs" ;;
+    mlp) run_trainer standalone "$2" --fanout 0 --eval-fanout 0 ;;
   esac
 }
 echo "| $name | seed 0 | seed 1 | seed 2 | mean test acc |"

@@ -78,6 +78,12 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
   }
 }
 
+DistNeighborSampler DistNeighborSampler::with_fanouts(std::vector<int64_t> fanouts) const {
+  SamplerOptions options = options_;
+  options.fanouts = std::move(fanouts);
+  return DistNeighborSampler(*ctx_, options);
+}
+
 void use_edge_weights(const store::LocalTensor& weights, const PartitionBook& book, int part, FanoutSpec* spec) {
   if (weights.spec.dtype != DType::kFloat32 || weights.spec.row_elems() != 1 || weights.spec.policy != book.edge_policy(0))
     fail("edge weight tensor '{}' must hold one float32 per edge of the graph's only edge type", weights.spec.name);

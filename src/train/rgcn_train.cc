@@ -156,9 +156,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   so.fanouts = fanouts;
   so.per_etype = o.fanout_mode == "per-etype";
   const sampling::DistNeighborSampler sampler(*ctx, so);
-  sampling::SamplerOptions eval_so = so;
-  eval_so.fanouts = eval_fanouts;
-  const sampling::DistNeighborSampler eval_sampler(*ctx, eval_so);
+  const sampling::DistNeighborSampler eval_sampler = sampler.with_fanouts(eval_fanouts);
 
   sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
   int64_t total_train = 0;

@@ -63,9 +63,7 @@ int run_sage_training(const SageTrainOptions& o) {
   so.fanouts = fanouts;
   so.replace = o.replace;
   const sampling::DistNeighborSampler sampler(*ctx, so);
-  sampling::SamplerOptions eval_so = so;
-  eval_so.fanouts = eval_fanouts;
-  const sampling::DistNeighborSampler eval_sampler(*ctx, eval_so);
+  const sampling::DistNeighborSampler eval_sampler = sampler.with_fanouts(eval_fanouts);
 
   const sampling::LoaderOptions lo = loader_options(*ctx, o);
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);

@@ -56,6 +56,8 @@ class DistNeighborSampler {
   DistNeighborSampler(distributed::Context& ctx, SamplerOptions options);
 
   const SamplerOptions& options() const { return options_; }
+  // The same sampler with other fanouts (e.g. evaluation's).
+  DistNeighborSampler with_fanouts(std::vector<int64_t> fanouts) const;
   int num_layers() const { return static_cast<int>(options_.fanouts.size()); }
 
   // Blocks for `seeds` (unique homogeneous node IDs), input layer first.
