@@ -70,8 +70,7 @@ int main(int argc, char** argv) {
     };
     auto inputs_of = [&](const ts::MiniBatch& b) {
       Inputs in;
-      for (const ts::Block& block : b.blocks)
-        in.blocks.push_back(tessera::nn::block_view(block.indptr, block.indices, block.num_src()));
+      in.blocks = tt::blocks_of(b);
       in.rows = emb.lookup(b.blocks[0].src_nodes.data(), b.blocks[0].num_src());
       in.x = tt::rows_of(in.rows);
       return in;

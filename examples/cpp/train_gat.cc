@@ -38,13 +38,12 @@ struct GatLayerImpl : torch::nn::Module {
   }
 
   // x: [num_src, in] -> [num_dst, heads, out]
-  torch::Tensor forward(const ts::Block& block, torch::Tensor x) {
-    const int64_t num_dst = static_cast<int64_t>(block.indptr.size()) - 1;
-    auto i64 = torch::TensorOptions().dtype(torch::kInt64);
-    const torch::Tensor indptr = torch::tensor(block.indptr, i64);
-    const torch::Tensor self = torch::arange(num_dst, i64);
-    const torch::Tensor src = torch::cat({torch::tensor(block.indices, i64), self});
-    const torch::Tensor dst = torch::cat({torch::repeat_interleave(self, indptr.slice(0, 1) - indptr.slice(0, 0, -1)), self});
+  torch::Tensor forward(const tessera::nn::BlockTensors& block, torch::Tensor x) {
+    const int64_t num_dst = block.num_dst;
+    const torch::Tensor self = torch::arange(num_dst, torch::kInt64);
+    const torch::Tensor degrees = block.indptr.slice(0, 1) - block.indptr.slice(0, 0, -1);
+    const torch::Tensor src = torch::cat({block.indices, self});
+    const torch::Tensor dst = torch::cat({torch::repeat_interleave(self, degrees), self});
 
     x = torch::dropout(x, dropout, is_training());
     const torch::Tensor h = fc(x).view({-1, heads, out});
@@ -79,9 +78,10 @@ struct GatImpl : torch::nn::Module {
     }
   }
   torch::Tensor forward(const ts::MiniBatch& batch) {
+    const std::vector<tessera::nn::BlockTensors> blocks = tt::blocks_of(batch);  // views, no copies
     torch::Tensor h = tt::features_of(batch);
-    for (size_t i = 0; i + 1 < layers.size(); ++i) h = torch::elu(layers[i](batch.blocks[i], h).flatten(1));
-    return layers.back()(batch.blocks.back(), h).mean(1);
+    for (size_t i = 0; i + 1 < layers.size(); ++i) h = torch::elu(layers[i](blocks[i], h).flatten(1));
+    return layers.back()(blocks.back(), h).mean(1);
   }
   std::vector<GatLayer> layers;
 };

@@ -141,16 +141,12 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   }
 
   // Seeds: this trainer's share of the category's split, as homogeneous IDs.
-  auto split_of = [&](const char* mask) {
-    std::vector<int64_t> ids;
-    if (!config.node_feat_schema.at(category).count(mask)) return ids;
-    ids = distributed::node_split(*ctx, g.ndata(mask, category), true);
-    for (int64_t& id : ids) id = ctx->book().homogeneous_node(category_type, id);
-    return ids;
-  };
-  const std::vector<int64_t> train_ids = split_of("train_mask");
-  const std::vector<int64_t> val_ids = split_of("val_mask");
-  const std::vector<int64_t> test_ids = split_of("test_mask");
+  distributed::NodeSplits split = distributed::split_masks(*ctx, g, category);
+  for (std::vector<int64_t>* ids : {&split.train, &split.val, &split.test})
+    for (int64_t& id : *ids) id = ctx->book().homogeneous_node(category_type, id);
+  const std::vector<int64_t>& train_ids = split.train;
+  const std::vector<int64_t>& val_ids = split.val;
+  const std::vector<int64_t>& test_ids = split.test;
 
   sampling::SamplerOptions so;
   so.fanouts = fanouts;

@@ -20,16 +20,6 @@
 #include "tessera/base/timer.h"
 
 namespace tessera::train {
-namespace {
-
-std::vector<nn::BlockTensors> block_tensors(const sampling::MiniBatch& batch) {
-  std::vector<nn::BlockTensors> blocks;
-  for (const sampling::Block& b : batch.blocks) blocks.push_back(nn::block_view(b.indptr, b.indices, b.num_src()));
-  return blocks;
-}
-
-}  // namespace
-
 int run_sage_training(const SageTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
@@ -85,7 +75,7 @@ int run_sage_training(const SageTrainOptions& o) {
   elo.batch_size = o.eval_batch_size;
   auto evaluate = [&](const std::vector<int64_t>& ids) {
     return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
-      return model->forward(block_tensors(batch), features_of(batch));
+      return model->forward(blocks_of(batch), features_of(batch));
     });
   };
   EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
@@ -93,7 +83,7 @@ int run_sage_training(const SageTrainOptions& o) {
   RunSummary summary = loop.run(
       loader, steps,
       [&](const sampling::MiniBatch& batch) {
-        const std::vector<nn::BlockTensors> blocks = block_tensors(batch);
+        const std::vector<nn::BlockTensors> blocks = blocks_of(batch);
         return supervised_step(*model, optimizer, ctx->collectives(),
                                [&] { return model->forward(blocks, features_of(batch)); }, labels_of(batch));
       },

@@ -94,11 +94,15 @@ nlohmann::json final_record(const RunSummary& s, const EpochLoop& loop) {
   return record;
 }
 
+void check(const EpochLoopOptions& o) {
+  if (o.num_epochs < 1) fail("--num-epochs must be at least 1 (got {})", o.num_epochs);
+  if (o.log_every < 1 || o.eval_every < 1)
+    fail("--log-every and --eval-every must be at least 1 (got {} and {})", o.log_every, o.eval_every);
+}
+
 EpochLoop::EpochLoop(distributed::Context& ctx, RunLog& log, EpochLoopOptions options)
     : ctx_(ctx), log_(log), options_(options) {
-  if (options_.num_epochs < 1) fail("the number of epochs must be at least 1 (got {})", options_.num_epochs);
-  if (options_.log_every < 1 || options_.eval_every < 1)
-    fail("--log-every and --eval-every must be at least 1 (got {} and {})", options_.log_every, options_.eval_every);
+  check(options_);
 }
 
 RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_epoch, const StepFn& step,
@@ -196,13 +200,11 @@ double accuracy(distributed::Context& ctx, torch::nn::Module& model, const sampl
 }
 
 void validate(const NodeTrainOptions& o, std::vector<int64_t>* fanouts, std::vector<int64_t>* eval_fanouts) {
-  if (o.num_epochs < 1) fail("--num-epochs must be at least 1 (got {})", o.num_epochs);
+  check(EpochLoopOptions{o.num_epochs, o.log_every, o.eval_every});
   if (o.num_layers < 1) fail("--num-layers must be at least 1 (got {})", o.num_layers);
   if (o.num_hidden < 1) fail("--num-hidden must be at least 1 (got {})", o.num_hidden);
   if (o.batch_size < 1) fail("--batch-size must be at least 1 (got {})", o.batch_size);
   if (o.eval_batch_size < 1) fail("--eval-batch-size must be at least 1 (got {})", o.eval_batch_size);
-  if (o.log_every < 1 || o.eval_every < 1)
-    fail("--log-every and --eval-every must be at least 1 (got {} and {})", o.log_every, o.eval_every);
   *fanouts = layer_fanouts(o.fanout, o.num_layers, "--fanout");
   *eval_fanouts = layer_fanouts(o.eval_fanout.empty() ? o.fanout : o.eval_fanout, o.num_layers, "--eval-fanout");
 }
@@ -292,6 +294,12 @@ torch::Tensor rows_of(const Array& rows) {
 }
 
 torch::Tensor features_of(const sampling::MiniBatch& batch) { return rows_of(batch.features); }
+
+std::vector<nn::BlockTensors> blocks_of(const sampling::MiniBatch& batch) {
+  std::vector<nn::BlockTensors> blocks;
+  for (const sampling::Block& b : batch.blocks) blocks.push_back(nn::block_view(b.indptr, b.indices, b.num_src()));
+  return blocks;
+}
 
 torch::Tensor labels_of(const sampling::MiniBatch& batch) {
   return torch::from_blob(const_cast<void*>(batch.labels.raw()), {batch.labels.shape()[0]}, torch::kInt64);

@@ -7,7 +7,7 @@
 // Contract: every function that talks to other trainers (supervised_step,
 // EpochLoop::run, accuracy, count_classes, broadcast_parameters,
 // common_steps) is collective: every trainer calls it in the same order.
-// Tensors returned by features_of / labels_of / rows_of are views of the
+// Tensors returned by features_of / labels_of / rows_of / blocks_of are views of the
 // batch's memory: the batch must outlive them and stay unchanged. One loop
 // per thread; errors are tessera::Error (bad flags, a trainer without
 // batches) or what the step function throws, passed through unchanged.
@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/distributed/context.h"
+#include "tessera/nn/sage.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/train/node_train_options.h"
 #include "tessera/train/run_log.h"
@@ -85,6 +86,8 @@ struct EpochLoopOptions {
   int log_every = 20;  // steps between progress lines
   int eval_every = 1;  // epochs between evaluations; the last epoch always evaluates
 };
+// Fails naming --num-epochs, --log-every or --eval-every when one is below 1.
+void check(const EpochLoopOptions& options);
 
 // The epoch driver. run() does, for every epoch: start the loader's epoch,
 // call `step` on each batch (timing the wait for it), draw progress, log
@@ -161,5 +164,6 @@ int64_t equalize_steps(distributed::Context& ctx, sampling::DistDataLoader& load
 torch::Tensor features_of(const sampling::MiniBatch& batch);
 torch::Tensor labels_of(const sampling::MiniBatch& batch);
 torch::Tensor rows_of(const Array& rows);  // float32 [n, width]
+std::vector<nn::BlockTensors> blocks_of(const sampling::MiniBatch& batch);  // input layer first
 
 }  // namespace tessera::train
