@@ -1,5 +1,7 @@
 #include "tessera/graph/dataset.h"
 
+#include <algorithm>
+
 #include "tessera/base/error.h"
 
 namespace tessera {
@@ -110,6 +112,37 @@ void add_reverse_edges(Dataset* dataset) {
     reverse.src = e.dst;  // arrays share their buffers: no copy
     reverse.dst = e.src;
     dataset->edge_types.push_back(std::move(reverse));
+  }
+}
+
+void rename_node_data(Dataset* dataset, const std::string& renames) {
+  size_t pos = 0;
+  while (pos <= renames.size()) {
+    const size_t comma = std::min(renames.find(',', pos), renames.size());
+    const std::string pair = renames.substr(pos, comma - pos);
+    pos = comma + 1;
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size() || pair.find('=', eq + 1) != std::string::npos)
+      fail("--rename '{}': expected OLD=NEW[,OLD=NEW...], e.g. feat=features,label=labels", pair);
+    const std::string from = pair.substr(0, eq), to = pair.substr(eq + 1);
+    if (from == "train_mask" || from == "val_mask" || from == "test_mask" || to == "train_mask" ||
+        to == "val_mask" || to == "test_mask")
+      fail("--rename {}: the split masks keep DGL's names train_mask / val_mask / test_mask", pair);
+    bool found = false;
+    std::vector<std::string> names;
+    for (NodeType& t : dataset->node_types) {
+      for (const auto& entry : t.data) names.push_back(t.name + "/" + entry.first);
+      const auto it = t.data.find(from);
+      if (it == t.data.end()) continue;
+      if (t.data.count(to)) fail("--rename {}: node type {} already has data '{}'", pair, t.name, to);
+      Array values = it->second;
+      t.data.erase(it);
+      t.data.emplace(to, std::move(values));
+      found = true;
+    }
+    if (!found)
+      fail("--rename {}: no node type of {} has data '{}' (it has: {})", pair, dataset->name, from,
+           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
   }
 }
 

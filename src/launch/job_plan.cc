@@ -70,6 +70,7 @@ std::vector<std::string> job_variable_names() {
     env.num_server_machines = 1;
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
+  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"}) names.insert(name);
   return {names.begin(), names.end()};
 }
 
@@ -121,6 +122,36 @@ void check_ports(const std::vector<MachineAddress>& machines, const std::vector<
         fail("--master-port {} is the port of server {} of machine {}, {}", master_port, s, m, where(m));
   for (const Use& u : uses)
     if (!port_free(u.ip, u.port)) fail("port {} on {} ({}) is already in use", u.port, u.ip, u.what);
+}
+
+// Where torch.distributed's store listens: on the machine of trainer rank 0,
+// at the first port after that machine's own (its servers', or its base port
+// on a client machine), so that every port still comes from the ip_config.
+struct TorchRendezvous {
+  std::string ip;
+  int port = 0;
+};
+
+TorchRendezvous torch_rendezvous(const JobPlan& plan, const std::vector<int>& trainers, int master_port) {
+  size_t m = 0;
+  while (m + 1 < trainers.size() && trainers[m] == 0) ++m;
+  const MachineAddress& machine = plan.machines[m];
+  TorchRendezvous r{machine.ip, machine.client ? machine.base_port : machine.server_port(plan.num_servers)};
+  const auto where = fmt::format("{}:{}", plan.ip_config, machine.line);
+  for (size_t o = 0; o < plan.machines.size(); ++o) {
+    const MachineAddress& other = plan.machines[o];
+    if (other.ip != r.ip) continue;
+    bool clash = o == 0 && r.port == master_port;
+    for (int s = 0; s < plan.num_servers && !other.client; ++s) clash |= other.server_port(s) == r.port;
+    if (clash)
+      fail("the port after machine {}'s servers, {} ({}), is needed for torch.distributed (MASTER_PORT) but "
+           "machine {} uses it; leave one more port between the machines' base ports",
+           m, r.port, where, o);
+  }
+  if (plan.machine_is_local[m] && !port_free(r.ip, r.port))
+    fail("port {} on {} (torch.distributed's MASTER_PORT, after machine {}'s servers, {}) is already in use",
+         r.port, r.ip, m, where);
+  return r;
 }
 
 }  // namespace
@@ -215,6 +246,8 @@ JobPlan plan_job(const LaunchOptions& o) {
   }
   plan.trainers_per_machine = trainers;
 
+  const TorchRendezvous torch_store = torch_rendezvous(plan, trainers, master_port);
+
   plan.job_id = new_job_id();
   JobEnv env;
   env.job_id = plan.job_id;
@@ -244,6 +277,15 @@ JobPlan plan_job(const LaunchOptions& o) {
         if (!plan.machine_is_local[m])
           env.ip_config = (fs::path(plan.workspaces[m]) / fs::path(plan.ip_config).filename()).string();
         EnvVars vars = env.to_environment();
+        if (role == Role::kTrainer) {
+          // torch.distributed's env:// rendezvous, as DGL's launcher sets it:
+          // init_process_group("gloo") and DDP work unchanged in a user's script.
+          vars.emplace_back("MASTER_ADDR", torch_store.ip);
+          vars.emplace_back("MASTER_PORT", std::to_string(torch_store.port));
+          vars.emplace_back("RANK", std::to_string(env.rank()));
+          vars.emplace_back("WORLD_SIZE", std::to_string(env.world_size()));
+          vars.emplace_back("LOCAL_RANK", std::to_string(i));
+        }
         // Servers and trainers share a machine's cores: OpenMP threads that
         // spin after each parallel region starve the others (measured:
         // loopback pulls at a third of their speed with OMP_WAIT_POLICY=active).

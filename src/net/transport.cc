@@ -153,7 +153,7 @@ Client::Client(std::vector<ServerAddress> servers, int request_timeout_s)
     try {
       socket.connect(servers_[i].endpoint);
     } catch (const zmq::error_t& e) {
-      fail("cannot connect to {} at {}: {}", servers_[i].label, servers_[i].endpoint, e.what());
+      fail_peer("cannot connect to {} at {}: {}", servers_[i].label, servers_[i].endpoint, e.what());
     }
     sockets_.push_back(std::move(socket));
     monitors_.push_back(std::move(monitor));
@@ -166,7 +166,7 @@ Client::~Client() {
 
 void Client::check_alive(int server) const {
   if (dead_[server])
-    fail("server {} ({}) died: its connection closed (see that server's log for why)", servers_[server].label,
+    fail_peer("server {} ({}) died: its connection closed (see that server's log for why)", servers_[server].label,
          servers_[server].endpoint);
 }
 
@@ -230,7 +230,7 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
       if (closing_) check_alive(server);
       else for (int s = 0; s < num_servers(); ++s) check_alive(s);
       if (std::chrono::steady_clock::now() > deadline)
-        fail("server {} ({}) did not answer within {} s", servers_[server].label, servers_[server].endpoint,
+        fail_peer("server {} ({}) did not answer within {} s", servers_[server].label, servers_[server].endpoint,
              request_timeout_s_);
       poll_once(200);
     }

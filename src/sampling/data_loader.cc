@@ -26,15 +26,10 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
     fail("the node data loader needs a graph with one node type (this one has {}) unless every node type's input "
          "is named; heterogeneous graphs go through tessera train rgcn",
          ntypes.size());
-  const std::string& seed_ntype = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
-  if (std::find(ntypes.begin(), ntypes.end(), seed_ntype) == ntypes.end())
-    fail("the graph has no node type '{}'", seed_ntype);
-  // Node data is indexed by type-local IDs; with one node type those are
-  // the homogeneous IDs the sampler produces.
-  if (!options_.feature.empty() && !typed)
-    feature_spec_ = distributed::DistTensor::open(ctx, store::node_tensor_name(ntypes[0], options_.feature)).spec();
-  if (!options_.label.empty())
-    label_spec_ = distributed::DistTensor::open(ctx, store::node_tensor_name(seed_ntype, options_.label)).spec();
+  seed_ntype_ = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
+  if (std::find(ntypes.begin(), ntypes.end(), seed_ntype_) == ntypes.end())
+    fail("the graph has no node type '{}'", seed_ntype_);
+  fetch_ = plan_fetch(typed ? "" : options_.feature, options_.label);
   if (typed) {
     for (size_t t = 0; t < ntypes.size(); ++t) {
       const auto it = options_.typed_inputs.find(ntypes[t]);
@@ -57,6 +52,28 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
 }
 
 DistDataLoader::~DistDataLoader() { stop_workers(); }
+
+DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature, const std::string& label) const {
+  FetchPlan plan;
+  plan.feature = feature;
+  plan.label = label;
+  // Node data is indexed by type-local IDs; with one node type those are
+  // the homogeneous IDs the sampler produces.
+  if (!feature.empty()) {
+    if (!input_specs_.empty()) fail("a loader with typed inputs fetches no single feature tensor");
+    plan.feature_spec =
+        distributed::DistTensor::open(*ctx_, store::node_tensor_name(ctx_->config().ntypes[0], feature)).spec();
+  }
+  if (!label.empty())
+    plan.label_spec = distributed::DistTensor::open(*ctx_, store::node_tensor_name(seed_ntype_, label)).spec();
+  return plan;
+}
+
+void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
+  FetchPlan plan = plan_fetch(feature, label);
+  std::lock_guard<std::mutex> lock(mutex_);
+  fetch_ = std::move(plan);
+}
 
 void DistDataLoader::limit_batches(int64_t count) {
   if (count < 0) fail("internal: negative batch limit");
@@ -88,7 +105,8 @@ void DistDataLoader::start_epoch(int epoch) {
   for (int w = 0; w < options_.num_samplers; ++w) threads_.emplace_back([this, w] { run_worker(w); });
 }
 
-void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_index, MiniBatch* batch) {
+void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_index, const FetchPlan& fetch,
+                             MiniBatch* batch) {
   const int64_t begin = batch_index * options_.batch_size;
   const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order_.size()));
   batch->index = batch_index;
@@ -107,14 +125,14 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
-  } else if (!options_.feature.empty()) {
-    batch->features = distributed::pull_rows(*ctx_, client, worker_index, feature_spec_, inputs.data(),
+  } else if (!fetch.feature.empty()) {
+    batch->features = distributed::pull_rows(*ctx_, client, worker_index, fetch.feature_spec, inputs.data(),
                                       static_cast<int64_t>(inputs.size()));
   }
-  if (!options_.label.empty()) {
+  if (!fetch.label.empty()) {
     std::vector<int64_t> label_ids(batch->seeds.size());
     for (size_t i = 0; i < label_ids.size(); ++i) label_ids[i] = ctx_->book().typed_node(batch->seeds[i]).id;
-    batch->labels = distributed::pull_rows(*ctx_, client, worker_index, label_spec_, label_ids.data(),
+    batch->labels = distributed::pull_rows(*ctx_, client, worker_index, fetch.label_spec, label_ids.data(),
                                     static_cast<int64_t>(label_ids.size()));
   }
   batch->fetch_s = timer.seconds();
@@ -147,6 +165,7 @@ void DistDataLoader::run_worker(int worker_index) {
   try {
     for (;;) {
       int64_t index;
+      FetchPlan fetch;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         space_cv_.wait(lock, [&] {
@@ -154,9 +173,10 @@ void DistDataLoader::run_worker(int worker_index) {
         });
         if (stopping_ || next_claim_ >= num_batches_) return;
         index = next_claim_++;
+        fetch = fetch_;
       }
       MiniBatch batch;
-      produce(workers_[worker_index], worker_index, index, &batch);
+      produce(workers_[worker_index], worker_index, index, fetch, &batch);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ready_.emplace(index, std::move(batch));
@@ -177,7 +197,7 @@ void DistDataLoader::run_worker(int worker_index) {
 bool DistDataLoader::next(MiniBatch* batch) {
   if (next_deliver_ >= num_batches_) return false;
   if (options_.num_samplers == 0) {
-    produce(workers_[0], 0, next_deliver_++, batch);
+    produce(workers_[0], 0, next_deliver_++, fetch_, batch);
     return true;
   }
   {

@@ -13,6 +13,7 @@ void add_partition_command(CLI::App& app) {
   auto input = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto add_reverse = std::make_shared<bool>(false);
+  auto rename = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
   cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
   cmd->add_option("--format", read->format, "auto | tessera | ogb | ogb-mag | kg | openke | udd | rdf");
@@ -26,12 +27,16 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
   cmd->add_flag("--add-reverse,--add_reverse", *add_reverse,
                 "add a reverse edge type rev-<relation> for every edge type (R-GCN on ogbn-mag / RDF data)");
+  cmd->add_option("--rename", *rename,
+                  "rename node data, OLD=NEW[,OLD=NEW...] (DGL's example scripts read features / labels: "
+                  "--rename feat=features,label=labels)");
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
-  cmd->callback([options, read, input, as_json, add_reverse] {
+  cmd->callback([options, read, input, as_json, add_reverse, rename] {
     check_partition_options(*options);
     Timer timer;
     Dataset d = read_dataset(*input, *read);
     if (*add_reverse) add_reverse_edges(&d);
+    if (!rename->empty()) rename_node_data(&d, *rename);
     PartitionOptions o = *options;
     if (o.graph_name.empty()) o.graph_name = d.name;
     const double read_s = timer.seconds();

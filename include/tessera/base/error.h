@@ -18,9 +18,21 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A peer that died, cannot be reached or did not answer in time: the job is
+// broken, not the request. (Python raises it as ConnectionError.)
+class PeerError : public Error {
+ public:
+  explicit PeerError(const std::string& message) : Error(message) {}
+};
+
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
   throw Error(fmt::format(format, std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_peer(fmt::format_string<Args...> format, Args&&... args) {
+  throw PeerError(fmt::format(format, std::forward<Args>(args)...));
 }
 
 }  // namespace tessera

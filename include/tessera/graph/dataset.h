@@ -68,6 +68,12 @@ struct Dataset {
 // every relation. Fails if a "rev-" type already exists.
 void add_reverse_edges(Dataset* dataset);
 
+// Renames node data, as "OLD=NEW[,OLD=NEW...]" (`tessera partition --rename`:
+// DGL's example scripts read "features" and "labels"). Every node type
+// holding OLD is renamed; fails naming the pair when none holds it, when NEW
+// exists already, or for the split masks, whose names are fixed.
+void rename_node_data(Dataset* dataset, const std::string& renames);
+
 // Calls fn(etype, edge, u, v) for every edge in type order, with u and v the
 // homogeneous IDs of its source and destination.
 template <typename Fn>

@@ -80,6 +80,12 @@ class DistDataLoader {
   // number of steps and no all-reduce waits on a trainer that ran out.
   void limit_batches(int64_t count);
 
+  // Changes which node data the samplers fetch with each batch (`feature`:
+  // rows of the input nodes; `label`: rows of the seeds; "" for none), from
+  // the next batch a sampler claims on. For callers that learn what the
+  // trainer reads only once it reads it (the Python loader).
+  void set_fetch(const std::string& feature, const std::string& label);
+
   // Shuffles (by seed and epoch) and starts the samplers on the epoch.
   void start_epoch(int epoch);
   // The epoch's next batch, in order; false once the epoch is done. A
@@ -91,7 +97,14 @@ class DistDataLoader {
     std::unique_ptr<net::Client> client;
     std::unique_ptr<BlockBuilder> builder;
   };
-  void produce(Worker& worker, int worker_index, int64_t batch_index, MiniBatch* batch);
+  // What a batch fetches besides its blocks; samplers copy it when they claim
+  // a batch, so set_fetch() may change it while they run.
+  struct FetchPlan {
+    std::string feature, label;
+    store::TensorSpec feature_spec, label_spec;
+  };
+  FetchPlan plan_fetch(const std::string& feature, const std::string& label) const;
+  void produce(Worker& worker, int worker_index, int64_t batch_index, const FetchPlan& fetch, MiniBatch* batch);
   void run_worker(int worker_index);
   void stop_workers();
 
@@ -101,7 +114,8 @@ class DistDataLoader {
   LoaderOptions options_;
   void fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const;
 
-  store::TensorSpec feature_spec_, label_spec_;
+  FetchPlan fetch_;  // guarded by mutex_
+  std::string seed_ntype_;
   std::vector<store::TensorSpec> input_specs_;  // by node type (typed_inputs)
   int64_t num_batches_ = 0;
   int epoch_ = 0;

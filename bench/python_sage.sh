@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The Python package against the native trainer, side by side in one run, on bench/sage.sh's workload (RMAT
+# 1,000,000 nodes / 20,000,000 edges, 100 features, 2 METIS partitions, 1 server + 1 trainer per machine, both
+# machines on this host, fan-out 10,25, batch 1000, hidden 16, 1 intra-op thread and 1 sampler per trainer):
+#   (a) `tessera train sage`;
+#   (b) examples/python/graphsage.py with the same flags;
+#   (c) DGL's own examples/distributed/graphsage/node_classification.py with only its DGL imports changed
+#       (dgl -> tessera.dgl), when DGL_EXAMPLE names a copy of it (Tessera does not ship DGL's code);
+#   (d) a 10,000-row feature pull into a torch tensor from Python against the same pull timed in C++.
+# Usage: [DGL_EXAMPLE=path/node_classification.py] bench/python_sage.sh [EPOCHS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build >/dev/null
+epochs=${1:-3}
+dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
+bin=$PWD/build/tessera
+py=${PYTHON:-/usr/bin/python3}
+export PYTHONPATH=$PWD/build/python
+export PATH=$(dirname "$py"):$PATH
+mkdir -p "$dir"
+if [ ! -f "$dir/rmat/meta.json" ]; then
+  $bin gen rmat --nodes 1000000 --edges 20000000 --symmetric --feat-dim 100 --classes 47 --train-frac 0.1 \
+    --seed 0 --out "$dir/rmat" >/dev/null 2>&1
+fi
+[ -f "$dir/p2/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 2 --balance-train \
+  --out "$dir/p2" >/dev/null 2>&1
+port=${BENCH_PORT:-34350}
+printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
+cd "$dir"
+
+job() {  # job PART_CONFIG LOG COMMAND
+  $bin launch --ip-config ip_config.txt --part-config "$1" --num-servers 1 --num-trainers 1 --num-samplers 1 \
+    --extra-envs "TESSERA_NUM_THREADS=1" "$3" >"$2" 2>&1 || { tail -30 "$2"; exit 1; }
+}
+flags="--graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 --num-layers 2 \
+  --eval-fan-out 10,25 --eval-every 1000 --log-every 1000"
+job p2/rmat.json native.log "$bin train sage $flags --out $dir/out-\$TESSERA_MACHINE_ID"
+job p2/rmat.json python.log "python3 $OLDPWD/examples/python/graphsage.py $flags --ip-config ip_config.txt \
+  --part-config p2/rmat.json"
+if [ -n "${DGL_EXAMPLE:-}" ]; then
+  [ -f p2dgl/rmat.json ] || $bin partition --input rmat --graph-name rmat --num-parts 2 --balance-train \
+    --rename feat=features,label=labels --out p2dgl >/dev/null 2>&1
+  # Only the lines that import DGL change.
+  sed -E -e 's/^import dgl$/import tessera.dgl as dgl/' -e 's/^import dgl\.(.*)$/import tessera.dgl.\1/' \
+    -e 's/^from dgl(\.| )/from tessera.dgl\1/' "$DGL_EXAMPLE" > dgl_example.py
+  job p2dgl/rmat.json dgl.log "python3 $dir/dgl_example.py --graph_name rmat --ip_config ip_config.txt \
+    --part_config p2dgl/rmat.json --num_epochs $epochs --fan_out 10,25 --batch_size 1000 --num_hidden 16 \
+    --eval_every 1000 --log_every 1000"
+fi
+job p2/rmat.json pull.log "python3 $OLDPWD/bench/python_pull.py rmat"
+
+"$py" - "$epochs" <<'PY'
+import json, re, sys
+def final(log):
+    for line in reversed(open(log).read().splitlines()):
+        m = re.match(r'\[m0/trainer/0\] (\{.*\})$', line)
+        if m: return json.loads(m.group(1))
+    sys.exit(f"no final metrics in {log}")
+native, python = final("native.log"), final("python.log")
+print("| run | epoch time (s) | mini-batches/s (trainer 0) | vs native | test acc |")
+print("|---|---|---|---|---|")
+nb = native["mini_batches_per_s"]
+print(f'| tessera train sage | {native["epoch_time_s"]:.2f} | {nb:.1f} | 1.00 | {native["test_acc"]:.3f} |')
+print(f'| examples/python/graphsage.py | {python["epoch_time_s"]:.2f} | {python["batches_per_s"]:.1f} | '
+      f'{python["batches_per_s"] / nb:.2f} | {python["test_acc"]:.3f} |')
+try:
+    text = open("dgl.log").read()
+    m = re.search(r'\[m0/trainer/0\] Summary.*TrainEpochTime\(mean\) ([\d.]+) \| TestAccuracy ([\d.]+)', text)
+    # DGL's script averages the last 80% of its epochs; the native time above averages all of them.
+    print(f'| DGL example, imports changed | {float(m.group(1)):.2f} (last 80%) | | '
+          f'{float(m.group(1)) / native["epoch_time_s"]:.2f}x the epoch time | {float(m.group(2)):.3f} (its share) |')
+except FileNotFoundError:
+    print("| DGL example | (set DGL_EXAMPLE to run it) | | | |")
+print()
+print("| pull | C++ (ms) | Python (ms) | Python / C++ |")
+print("|---|---|---|---|")
+for line in open("pull.log"):
+    if line.startswith("[m0/trainer/0] | 10,000"): print(line.split("] ", 1)[1].rstrip())
+PY

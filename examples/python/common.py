@@ -1,0 +1,94 @@
+"""What the example scripts share: their command line (the flags of `tessera train sage`, DGL's spellings as
+aliases), joining the job, evaluation, and the final metrics line the tests read."""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+import tessera.distributed as tdist
+import tessera.dataloading as tload
+
+
+def parser(description, epochs, fanout, batch_size, lr, hidden, dropout):
+    p = argparse.ArgumentParser(description=description)
+    add = p.add_argument
+    add("--graph-name", "--graph_name", dest="graph_name", required=True)
+    add("--ip-config", "--ip_config", dest="ip_config", default=None)
+    add("--part-config", "--part_config", dest="part_config", default=None)
+    add("--num-epochs", "--num_epochs", dest="num_epochs", type=int, default=epochs)
+    add("--fan-out", "--fanout", "--fan_out", dest="fan_out", default=fanout)
+    add("--eval-fan-out", "--eval-fanout", dest="eval_fan_out", default="-1")
+    add("--batch-size", "--batch_size", dest="batch_size", type=int, default=batch_size)
+    add("--eval-batch-size", "--batch_size_eval", dest="eval_batch_size", type=int, default=10000)
+    add("--lr", type=float, default=lr)
+    add("--weight-decay", "--weight_decay", dest="weight_decay", type=float, default=0.0)
+    add("--num-hidden", "--num_hidden", "--n-hidden", dest="num_hidden", type=int, default=hidden)
+    add("--dropout", type=float, default=dropout)
+    add("--eval-every", "--eval_every", dest="eval_every", type=int, default=0, help="0: after the last epoch")
+    add("--log-every", "--log_every", dest="log_every", type=int, default=20)
+    add("--seed", type=int, default=0)
+    add("--max-batches", dest="max_batches", type=int, default=-1, help="cap on steps per epoch (benchmarks)")
+    add("--feature", default="feat", help="node data holding the input features")
+    add("--label", default="label", help="node data holding the labels")
+    return p
+
+
+def fanouts(text, layers=None):
+    values = [int(v) for v in text.split(",")]
+    if layers is not None and len(values) == 1:
+        values = values * layers
+    return values
+
+
+def join(args):
+    """initialize(), torch.distributed (when launched) and the graph."""
+    tdist.initialize(args.ip_config)
+    launched = "RANK" in os.environ
+    if launched:
+        dist.init_process_group("gloo")
+    g = tdist.DistGraph(args.graph_name, part_config=args.part_config)
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    return g, launched
+
+
+def all_reduce_sum(values, launched):
+    t = torch.tensor(values, dtype=torch.float64)
+    if launched:
+        dist.all_reduce(t)
+    return t.tolist()
+
+
+def accuracy(model, g, ids, fanout, batch_size, feature, label, launched, forward):
+    """Accuracy over every trainer's share of `ids` (summed over trainers), with `fanout` sampling."""
+    model.eval()
+    correct = total = 0
+    sampler = tload.NeighborSampler(fanout)
+    loader = tload.DistNodeDataLoader(g, ids, sampler, batch_size=batch_size, shuffle=False)
+    with torch.no_grad():
+        for input_nodes, seeds, blocks in loader:
+            x = g.ndata[feature][input_nodes]
+            y = g.ndata[label][seeds].long()
+            correct += int((forward(blocks, x).argmax(1) == y).sum())
+            total += len(seeds)
+    model.train()
+    correct, total = all_reduce_sum([correct, total], launched)
+    return correct / total if total else -1.0
+
+
+def report(g, metrics):
+    """Trainer 0 prints the final metrics as one JSON line, last (what the tests and benches read)."""
+    if g.rank() == 0:
+        print(json.dumps(metrics), flush=True)
+
+
+class Timer:
+    def __init__(self):
+        self.start = time.perf_counter()
+
+    def seconds(self):
+        return time.perf_counter() - self.start

@@ -1,0 +1,96 @@
+"""GraphSAGE node classification, written as a DistDGL user writes it: the model in PyTorch (tessera.nn's
+SAGEConv), sampling, feature fetches and the gradient all-reduce in Tessera's C++ core and torch's DDP.
+
+    tessera launch --ip-config ip_config.txt --part-config data/cora.json --num-trainers 1 --num-samplers 1 \
+        "python3 examples/python/graphsage.py --graph-name cora --ip-config ip_config.txt \
+         --part-config data/cora.json --aggregator gcn"
+    python3 examples/python/graphsage.py --graph-name cora --part-config p1/cora.json   # standalone
+
+The flags are `tessera train sage`'s (DGL's spellings as aliases), so the two can be compared directly.
+"""
+import contextlib
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tessera.dataloading as tload
+import tessera.distributed as tdist
+import tessera.nn as tnn
+
+import common
+
+
+class SAGE(nn.Module):
+    def __init__(self, in_feats, hidden, classes, layers, aggregator, dropout):
+        super().__init__()
+        dims = [in_feats] + [hidden] * (layers - 1) + [classes]
+        self.layers = nn.ModuleList(tnn.SAGEConv(dims[i], dims[i + 1], aggregator) for i in range(layers))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, blocks, x):
+        h = x
+        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
+            h = layer(block, h)
+            if i != len(self.layers) - 1:
+                h = self.dropout(F.relu(h))
+        return h
+
+
+def main():
+    p = common.parser("GraphSAGE on Tessera, from Python", epochs=20, fanout="10,25", batch_size=1000, lr=0.003,
+                      hidden=16, dropout=0.5)
+    p.add_argument("--num-layers", "--num_layers", dest="num_layers", type=int, default=2)
+    p.add_argument("--aggregator", default="mean", choices=["mean", "gcn", "pool"])
+    args = p.parse_args()
+    g, launched = common.join(args)
+
+    train_nid = tdist.node_split(g.ndata["train_mask"], g.get_partition_book(), force_even=True)
+    val_nid = tdist.node_split(g.ndata["val_mask"], g.get_partition_book(), force_even=True)
+    test_nid = tdist.node_split(g.ndata["test_mask"], g.get_partition_book(), force_even=True)
+    labels = g.ndata[args.label]
+    classes = int(labels[torch.arange(g.num_nodes())].max()) + 1
+    in_feats = g.ndata[args.feature].shape[1]
+
+    model = SAGE(in_feats, args.num_hidden, classes, args.num_layers, args.aggregator, args.dropout)
+    ddp = nn.parallel.DistributedDataParallel(model) if launched else model
+    optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers))
+    loader = tload.DistNodeDataLoader(g, train_nid, sampler, batch_size=args.batch_size, shuffle=True,
+                                      drop_last=False)
+    eval_fanout = common.fanouts(args.eval_fan_out, args.num_layers)
+
+    steps = train_time = 0.0
+    val_acc = test_acc = -1.0
+    for epoch in range(args.num_epochs):
+        clock = common.Timer()
+        with ddp.join() if launched else contextlib.nullcontext():
+            for step, (input_nodes, seeds, blocks) in enumerate(loader):
+                if step == args.max_batches:
+                    break
+                x = g.ndata[args.feature][input_nodes]
+                y = g.ndata[args.label][seeds].long()
+                loss = F.cross_entropy(ddp(blocks, x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                steps += 1
+                if g.rank() == 0 and (step + 1) % args.log_every == 0:
+                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        train_time += clock.seconds()
+        last = epoch == args.num_epochs - 1
+        if last or (args.eval_every and (epoch + 1) % args.eval_every == 0):
+            forward = model.forward
+            val_acc = common.accuracy(model, g, val_nid, eval_fanout, args.eval_batch_size, args.feature,
+                                      args.label, launched, forward)
+            test_acc = common.accuracy(model, g, test_nid, eval_fanout, args.eval_batch_size, args.feature,
+                                       args.label, launched, forward)
+            if g.rank() == 0:
+                print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
+    common.report(g, {"test_acc": test_acc, "val_acc": val_acc, "epoch_time_s": train_time / args.num_epochs,
+                      "batches_per_s": steps / train_time if train_time else 0.0,
+                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+
+
+if __name__ == "__main__":
+    main()

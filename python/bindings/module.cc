@@ -1,0 +1,30 @@
+// tessera._C: the extension module. Tessera's errors become Python exceptions carrying Tessera's message:
+// a dead or silent server ConnectionError, bad arguments TypeError / ValueError / IndexError (raised by the
+// bindings before anything is sent), anything else RuntimeError. No backtrace, no crash.
+#include <torch/extension.h>
+
+#include "bindings.h"
+#include "convert.h"
+#include "tessera/base/error.h"
+#include "tessera/version.h"
+
+PYBIND11_MODULE(_C, m) {
+  namespace py = pybind11;
+  using namespace tessera::python;
+  m.doc() = "Tessera's C++ core: the objects tessera.distributed, tessera.dataloading and tessera.nn wrap";
+  m.attr("__version__") = tessera::version();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tessera::PeerError& e) {
+      PyErr_SetString(PyExc_ConnectionError, e.what());
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  bind_distributed(m);
+  bind_sampling(m);
+  bind_nn(m);
+}

@@ -1,0 +1,97 @@
+// Bindings of the sampling part: the distributed neighbour sampler and the data loader whose sampler threads
+// (--num-samplers) sample blocks and fetch rows while Python trains on the previous batch.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "convert.h"
+#include "tessera/sampling/data_loader.h"
+#include "tessera/sampling/dist_sampler.h"
+
+namespace tessera::python {
+
+namespace {
+
+using sampling::DistDataLoader;
+using sampling::DistNeighborSampler;
+
+// A block as a tuple of tensors that take over its vectors:
+// (num_dst, src_nodes, indptr, indices, eids, etypes or None, src_ntypes or None).
+py::tuple block_tuple(sampling::Block&& b) {
+  py::object etypes = py::none(), src_ntypes = py::none();
+  if (!b.etypes.empty()) etypes = py::cast(to_tensor(std::move(b.etypes)));
+  if (!b.src_ntypes.empty()) src_ntypes = py::cast(to_tensor(std::move(b.src_ntypes)));
+  return py::make_tuple(b.num_dst, to_tensor(std::move(b.src_nodes)), to_tensor(std::move(b.indptr)),
+                        to_tensor(std::move(b.indices)), to_tensor(std::move(b.eids)), etypes, src_ntypes);
+}
+
+py::object optional_tensor(const Array& a) {
+  return a.empty_handle() ? py::none() : py::cast(to_tensor(a));
+}
+
+// The next batch as (seeds, [blocks], features or None, labels or None,
+// {ntype: (positions, rows)}), or None at the end of the epoch.
+py::object next_batch(DistDataLoader& loader) {
+  auto batch = std::make_unique<sampling::MiniBatch>();
+  bool more;
+  {
+    py::gil_scoped_release release;
+    more = loader.next(batch.get());
+  }
+  if (!more) return py::none();
+  py::list blocks;
+  for (sampling::Block& b : batch->blocks) blocks.append(block_tuple(std::move(b)));
+  py::dict typed;
+  for (sampling::TypedInputs& in : batch->inputs)
+    typed[py::int_(in.ntype)] = py::make_tuple(to_tensor(std::move(in.positions)), to_tensor(in.rows));
+  return py::make_tuple(to_tensor(std::move(batch->seeds)), blocks, optional_tensor(batch->features),
+                        optional_tensor(batch->labels), typed);
+}
+
+}  // namespace
+
+void bind_sampling(py::module_& m) {
+  py::class_<DistNeighborSampler>(m, "NeighborSampler")
+      .def(py::init([](std::vector<int64_t> fanouts, bool replace, bool per_etype) {
+             sampling::SamplerOptions options;
+             options.fanouts = std::move(fanouts);
+             options.replace = replace;
+             options.per_etype = per_etype;
+             return std::make_unique<DistNeighborSampler>(context(), options);
+           }),
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false)
+      .def_property_readonly("num_layers", &DistNeighborSampler::num_layers);
+
+  py::class_<DistDataLoader>(m, "DataLoader")
+      .def(py::init([](const DistNeighborSampler& sampler, const torch::Tensor& seeds, int64_t batch_size,
+                       bool shuffle, bool drop_last, int num_samplers, uint64_t seed, const std::string& seed_ntype,
+                       std::map<std::string, std::string> typed_inputs) {
+             const torch::Tensor ids = id_tensor(seeds, "seed nodes");
+             sampling::LoaderOptions options;
+             options.batch_size = batch_size;
+             options.shuffle = shuffle;
+             options.drop_last = drop_last;
+             options.num_samplers = num_samplers;
+             options.seed = seed;
+             options.feature = options.label = "";  // set_fetch() names them once known
+             options.seed_ntype = seed_ntype;
+             options.typed_inputs = std::move(typed_inputs);
+             std::vector<int64_t> seed_vector(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+             return std::make_unique<DistDataLoader>(context(), sampler, std::move(seed_vector), options);
+           }),
+           py::arg("sampler"), py::arg("seeds"), py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"),
+           py::arg("num_samplers"), py::arg("seed"), py::arg("seed_ntype") = "",
+           py::arg("typed_inputs") = std::map<std::string, std::string>{}, py::keep_alive<1, 2>())
+      .def_property_readonly("batches_per_epoch", &DistDataLoader::batches_per_epoch)
+      .def("start_epoch", [](DistDataLoader& l, int epoch) {
+        py::gil_scoped_release release;
+        l.start_epoch(epoch);
+      })
+      .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
+      .def("next", &next_batch);
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,21 @@
+"""Tessera from Python: distributed GNN training whose sampling, storage, communication and sparse updates run
+in Tessera's C++ core while the model stays in PyTorch.
+
+    import tessera.distributed, tessera.dataloading, tessera.nn      # Tessera's names
+    import tessera.dgl as dgl                                          # or DGL's, for DistDGL scripts
+
+The modules follow dgl.distributed, dgl.dataloading and dgl.nn.pytorch: names, arguments and semantics.
+"""
+import torch  # noqa: F401  (the extension links libtorch_python: torch must be loaded first)
+
+from . import _C
+
+__version__ = _C.__version__
+
+# The names DGL gives the original IDs in a block's srcdata / dstdata / edata.
+NID = "_ID"
+EID = "_ID"
+NTYPE = "_TYPE"
+ETYPE = "_TYPE"
+
+from . import distributed, dataloading, nn  # noqa: E402,F401

@@ -1,0 +1,86 @@
+"""The process's place in the job: initialize() and its end.
+
+Launched by `tessera launch`, initialize() joins the job at once (a server process serves its partition there
+and exits when the job ends, as DGL's servers do). Without a launcher, in a plain `python3` session, the process
+runs standalone: the C++ core starts when the first DistGraph names its 1-partition config.
+"""
+import atexit
+import os
+import sys
+import warnings
+
+from .. import _C
+
+_state = {"ip_config": None, "pending": False, "failed": False, "hooked": False}
+
+
+def _launched():
+    return bool(os.environ.get("TESSERA_ROLE")) or bool(os.environ.get("TESSERA_IP_CONFIG"))
+
+
+def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_threads=1, use_graphbolt=False,
+               part_config=None, num_threads=0):
+    """Joins the job, as dgl.distributed.initialize.
+
+    ip_config: the launcher's ip_config (checked against it) or None. max_queue_size, net_type and
+    num_worker_threads are DGL's transport knobs; Tessera's transport needs none of them. use_graphbolt: Tessera
+    samples with its own C++ sampler either way. part_config: the 1-partition config for standalone mode
+    (DistGraph's part_config does the same). num_threads: intra-op threads (0: TESSERA_NUM_THREADS or 2).
+    """
+    if _C.is_initialized() or _state["pending"]:
+        raise RuntimeError("tessera.distributed.initialize() was already called in this process")
+    if net_type not in (None, "socket", "tensorpipe"):
+        raise ValueError(f"net_type must be 'socket' or 'tensorpipe' (DGL's), not {net_type!r}")
+    if use_graphbolt:
+        warnings.warn("use_graphbolt: Tessera samples with its own C++ sampler; the flag changes nothing",
+                      stacklevel=2)
+    _install_exit_hooks()
+    _state["ip_config"] = ip_config or ""
+    _state["num_threads"] = int(num_threads)
+    if _launched() or part_config:
+        _C.initialize(part_config or "", ip_config or "", not _launched(), int(num_threads))
+    else:
+        _state["pending"] = True  # standalone: the first DistGraph brings the config
+
+
+def ensure_initialized(part_config=None):
+    """The job's description (a dict from the C++ core), starting a pending standalone process on the way."""
+    if not _C.is_initialized():
+        if not _state["pending"]:
+            raise RuntimeError("Tessera is not initialized: call tessera.distributed.initialize() first")
+        if not part_config:
+            raise ValueError("standalone mode needs the partition config: pass part_config= to DistGraph "
+                             "(a 1-partition graph from `tessera partition --num-parts 1`)")
+        _C.initialize(part_config, "", True, _state.get("num_threads", 0))
+        _state["pending"] = False
+    return _C.job_info()
+
+
+def exit_client():
+    """Ends this trainer's part in the job (collective: every trainer calls it); atexit does it otherwise."""
+    _C.finalize()
+
+
+def _excepthook(kind, value, traceback):
+    _state["failed"] = True
+    _original_excepthook(kind, value, traceback)
+
+
+_original_excepthook = sys.excepthook
+
+
+def _at_exit():
+    # After an uncaught error, peers may be waiting or dead: leave without the
+    # collective goodbye, and the launcher tears the job down.
+    if _state["failed"]:
+        _C.abandon()
+    else:
+        _C.finalize()
+
+
+def _install_exit_hooks():
+    if _state["hooked"]:
+        return
+    _state["hooked"] = True
+    sys.excepthook = _excepthook
+    atexit.register(_at_exit)

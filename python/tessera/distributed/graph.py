@@ -1,0 +1,203 @@
+"""DistGraph: the partitioned graph as a trainer sees it (dgl.distributed.DistGraph)."""
+import os
+
+import torch
+
+from .. import _C
+from . import context
+from .partition_book import DEFAULT_NTYPE, GraphPartitionBook
+from .tensor import DistTensor
+
+
+class _DataView:
+    """g.ndata / g.nodes[ntype].data / g.edata: a dict-like of DistTensors by feature name.
+
+    Partition data (the features and labels written by `tessera partition`) is there from the start; a
+    DistTensor assigned to a name is added for this process."""
+
+    def __init__(self, graph, kind, type_name, names):
+        self._graph = graph
+        self._kind = kind  # "node" | "edge"
+        self._type = type_name
+        self._names = list(names)
+        self._added = graph._added.setdefault((kind, type_name), {})
+
+    def _full_name(self, name):
+        return (_C.node_tensor_name if self._kind == "node" else _C.edge_tensor_name)(self._type, name)
+
+    def __getitem__(self, name):
+        if name in self._added:
+            return self._added[name]
+        if name not in self._names:
+            raise KeyError(f"{self._kind} data of {self._type!r} has no {name!r} "
+                           f"(it has {sorted(self._names + list(self._added))})")
+        key = (self._kind, self._type, name)
+        cache = self._graph._tensors
+        if key not in cache:
+            c_tensor = _C.DistTensor.open(self._full_name(name))
+            cache[key] = DistTensor._wrap(c_tensor, name, (self._type, name) if self._kind == "node" else None)
+        return cache[key]
+
+    def __setitem__(self, name, tensor):
+        if not isinstance(tensor, DistTensor):
+            raise TypeError(f"{self._kind} data {name!r}: assign a DistTensor (made with the graph's partition "
+                            f"policy), not {type(tensor).__name__}")
+        self._added[name] = tensor
+
+    def __delitem__(self, name):
+        if name not in self._added:
+            raise KeyError(f"{name!r} was not assigned in this process; partition data cannot be deleted")
+        del self._added[name]
+
+    def __contains__(self, name):
+        return name in self._names or name in self._added
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def keys(self):
+        return list(dict.fromkeys(self._names + list(self._added)))
+
+    def values(self):
+        return [self[k] for k in self.keys()]
+
+    def items(self):
+        return [(k, self[k]) for k in self.keys()]
+
+    def __repr__(self):
+        return f"{{{', '.join(repr(k) for k in self.keys())}}}"
+
+
+class _TypeView:
+    def __init__(self, data):
+        self.data = data
+
+
+class _TypeViews:
+    """g.nodes[ntype] / g.edges[etype]: a type's .data."""
+
+    def __init__(self, graph, kind):
+        self._graph = graph
+        self._kind = kind
+
+    def __getitem__(self, type_name):
+        g = self._graph
+        if self._kind == "node":
+            return _TypeView(g._node_view(type_name))
+        return _TypeView(g._edge_view(type_name))
+
+
+class DistGraph:
+    """DistGraph(graph_name, gpb=None, part_config=None): the partitioned graph.
+
+    Launched, the graph is the job's (part_config, if given, must be the launcher's); standalone, part_config
+    names a 1-partition graph that this process loads."""
+
+    def __init__(self, graph_name, gpb=None, part_config=None, **kwargs):
+        info = context.ensure_initialized(part_config)
+        if part_config is not None and os.path.exists(part_config) and os.path.exists(info["part_config"]):
+            if not os.path.samefile(part_config, info["part_config"]):
+                raise ValueError(f"part_config {part_config} is not the job's partition config "
+                                 f"{info['part_config']}")
+        if graph_name != info["graph_name"]:
+            raise ValueError(f"graph_name {graph_name!r} is not the partitioned graph's name "
+                             f"{info['graph_name']!r} (from {info['part_config']})")
+        self._info = info
+        self._book = gpb or GraphPartitionBook(info)
+        self._canonical = [tuple(e.split(":")) for e in info["etypes"]]
+        self._tensors = {}
+        self._added = {}
+        self.nodes = _TypeViews(self, "node")
+        self.edges = _TypeViews(self, "edge")
+
+    # --- structure ---
+    @property
+    def graph_name(self):
+        return self._info["graph_name"]
+
+    @property
+    def ntypes(self):
+        return list(self._info["ntypes"])
+
+    @property
+    def etypes(self):
+        return [c[1] for c in self._canonical]
+
+    @property
+    def canonical_etypes(self):
+        return list(self._canonical)
+
+    @property
+    def idtype(self):
+        return torch.int64
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    def is_homogeneous(self):
+        return len(self.ntypes) == 1 and len(self._canonical) == 1
+
+    def to_canonical_etype(self, etype):
+        return self._book.canonical_etypes[self._book._etype_id(etype)]
+
+    def num_nodes(self, ntype=None):
+        if ntype is None:
+            return int(self._info["num_nodes"])
+        return self._book._nodes[self._book._ntype_id(ntype)].size
+
+    def num_edges(self, etype=None):
+        if etype is None:
+            return int(self._info["num_edges"])
+        return self._book._edges[self._book._etype_id(etype)].size
+
+    number_of_nodes = num_nodes
+    number_of_edges = num_edges
+
+    # --- data ---
+    def _node_view(self, ntype):
+        if ntype is None or (ntype == DEFAULT_NTYPE and len(self.ntypes) == 1):
+            if len(self.ntypes) != 1:
+                raise KeyError(f"the graph has {len(self.ntypes)} node types {self.ntypes}: use g.nodes[ntype].data")
+            ntype = self.ntypes[0]
+        self._book._ntype_id(ntype)
+        return _DataView(self, "node", ntype, self._info["node_data"].get(ntype, []))
+
+    def _edge_view(self, etype):
+        if etype is None:
+            if len(self._canonical) != 1:
+                raise KeyError(f"the graph has {len(self._canonical)} edge types: use g.edges[etype].data")
+            etype = self._canonical[0]
+        canonical = ":".join(self.to_canonical_etype(etype))
+        return _DataView(self, "edge", canonical, self._info["edge_data"].get(canonical, []))
+
+    @property
+    def ndata(self):
+        return self._node_view(None)
+
+    @property
+    def edata(self):
+        return self._edge_view(None)
+
+    # --- the job ---
+    def rank(self):
+        return self._info["rank"]
+
+    def barrier(self):
+        _C.barrier()
+
+    def get_partition_book(self):
+        return self._book
+
+    def get_node_partition_policy(self, ntype):
+        return self._book.get_node_policy(ntype)
+
+    def get_edge_partition_policy(self, etype):
+        return self._book.get_edge_policy(etype)
+
+    def __repr__(self):
+        return (f"DistGraph(name={self.graph_name!r}, num_nodes={self.num_nodes()}, num_edges={self.num_edges()}, "
+                f"ntypes={self.ntypes}, etypes={self.canonical_etypes})")

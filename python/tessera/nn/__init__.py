@@ -1,0 +1,11 @@
+"""tessera.nn: dgl.nn.pytorch's graph layers over Tessera's blocks, with autograd; aggregations run on
+Tessera's C++ CSR kernels."""
+from .gatconv import GATConv
+from .graphconv import GraphConv
+from .sageconv import SAGEConv
+
+import warnings as _warnings
+
+# torch 1.13 flags scatter_reduce (the per-destination max of pool and attention) as beta; its semantics are
+# the ones these layers need.
+_warnings.filterwarnings("ignore", message="scatter_reduce\\(\\) is in beta")

@@ -1,0 +1,84 @@
+"""SAGEConv: GraphSAGE's layer with dgl.nn.pytorch.SAGEConv's signature, parameters and math."""
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .. import _C
+from ._graph import aggregate, check_block, expand_feat
+
+
+class SAGEConv(nn.Module):
+    """SAGEConv(in_feats, out_feats, aggregator_type, feat_drop=0., bias=True, norm=None, activation=None).
+
+    aggregator_type: 'mean', 'gcn' or 'pool' ('lstm' is not provided). forward(block, feat) with feat one
+    tensor (its first num_dst rows are the destinations) or a (src, dst) pair."""
+
+    def __init__(self, in_feats, out_feats, aggregator_type, feat_drop=0.0, bias=True, norm=None,
+                 activation=None):
+        super().__init__()
+        if aggregator_type not in ("mean", "gcn", "pool"):
+            raise ValueError(f"aggregator_type must be mean, gcn or pool (Tessera has no lstm), not "
+                             f"{aggregator_type!r}")
+        self._in_src_feats, self._in_dst_feats = (in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats))
+        self._out_feats = out_feats
+        self._aggre_type = aggregator_type
+        self.norm = norm
+        self.feat_drop = nn.Dropout(feat_drop)
+        self.activation = activation
+        if aggregator_type == "pool":
+            self.fc_pool = nn.Linear(self._in_src_feats, self._in_src_feats)
+        self.fc_neigh = nn.Linear(self._in_src_feats, out_feats, bias=False)
+        if aggregator_type != "gcn":
+            self.fc_self = nn.Linear(self._in_dst_feats, out_feats, bias=False)
+        self.bias = nn.parameter.Parameter(torch.zeros(out_feats)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        gain = nn.init.calculate_gain("relu")
+        if self._aggre_type == "pool":
+            nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self._aggre_type != "gcn":
+            nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+    def forward(self, graph, feat, edge_weight=None):
+        if edge_weight is not None:
+            raise ValueError("SAGEConv: edge_weight is not supported by Tessera's layer")
+        feat_src, feat_dst = expand_feat(graph, feat)
+        check_block(graph, feat_src, "SAGEConv")
+        pair = isinstance(feat, (tuple, list))
+        if self.feat_drop.p > 0:
+            feat_src = self.feat_drop(feat_src)
+            feat_dst = self.feat_drop(feat_dst) if pair else feat_src[: graph.number_of_dst_nodes()]
+        if self._aggre_type == "mean" or (self._aggre_type == "gcn" and not pair):
+            # fc_neigh and the aggregation commute: run whichever order costs less (DGL always projects first
+            # when in_feats > out_feats, which on sampled blocks is often the dearer order).
+            grad = torch.is_grad_enabled()
+            first = _C.linear_first_is_cheaper(feat_src.shape[0], graph.number_of_dst_nodes(), len(graph.indices),
+                                               self._in_src_feats, self._out_feats,
+                                               grad and feat_src.requires_grad,
+                                               grad and self.fc_neigh.weight.requires_grad)
+            reduce = self._aggre_type
+            h_neigh = (aggregate(graph, self.fc_neigh(feat_src), reduce) if first
+                       else self.fc_neigh(aggregate(graph, feat_src, reduce)))
+        elif self._aggre_type == "gcn":  # destinations' own features given apart
+            deg = graph.in_degrees().to(feat_src.dtype).unsqueeze(-1)
+            h_neigh = self.fc_neigh((aggregate(graph, feat_src, "sum") + feat_dst) / (deg + 1))
+        else:  # pool
+            h = F.relu(self.fc_pool(feat_src))
+            dst = graph.dst_of_edges()
+            index = dst.unsqueeze(-1).expand(-1, h.shape[1])
+            h_neigh = torch.zeros(graph.number_of_dst_nodes(), h.shape[1], dtype=h.dtype).scatter_reduce(
+                0, index, h[graph.indices], "amax", include_self=False)
+            h_neigh = self.fc_neigh(h_neigh)
+        if self._aggre_type == "gcn":
+            rst = h_neigh if self.bias is None else h_neigh + self.bias
+        else:
+            rst = F.linear(feat_dst, self.fc_self.weight, self.bias) + h_neigh
+        if self.activation is not None:
+            rst = self.activation(rst)
+        if self.norm is not None:
+            rst = self.norm(rst)
+        return rst

@@ -1,0 +1,112 @@
+"""Fixtures of the Python package's tests: the tessera binary, partitions made by it, loopback ip_configs and a
+runner for launched jobs. Everything is real: `tessera partition`, servers and trainers on 127.0.0.1."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+SOURCE_DIR = os.environ.get("TESSERA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD_DIR = os.environ.get("TESSERA_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+TESSERA = os.environ.get("TESSERA_BINARY", os.path.join(BUILD_DIR, "tessera"))
+SHARED = os.path.normpath(os.path.join(SOURCE_DIR, "..", "shared", "data"))
+EXAMPLES = os.path.join(SOURCE_DIR, "examples", "python")
+
+
+def shared(path):
+    full = os.path.join(SHARED, path)
+    if not os.path.exists(full):
+        pytest.skip(f"needs ../shared/data/{path} (the shared datasets are absent)")
+    return full
+
+
+def run(args, timeout=600, cwd=None, env=None):
+    r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+    return r
+
+
+def tessera(*args, **kwargs):
+    r = run([TESSERA, *args], **kwargs)
+    assert r.returncode == 0, f"tessera {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def _free_block(n):
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n > 65000:
+            continue
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no block of free ports")
+
+
+def loopback_ip_config(directory, machines, spacing=4):
+    """`machines` machines on 127.0.0.1, each with room for one server and torch.distributed's port."""
+    base = _free_block(machines * spacing)
+    path = os.path.join(directory, "ip_config.txt")
+    with open(path, "w") as f:
+        for m in range(machines):
+            f.write(f"127.0.0.1 {base + m * spacing}\n")
+    return path
+
+
+def python_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(BUILD_DIR, "python"), EXAMPLES,
+                                         env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # The launched command says `python3`: the interpreter running these tests.
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def launch(directory, part_config, command, machines=2, trainers=1, samplers=1, timeout=600, extra=()):
+    ip = loopback_ip_config(directory, machines)
+    args = [TESSERA, "launch", "--ip-config", ip, "--part-config", part_config, "--num-servers", "1",
+            "--num-trainers", str(trainers), "--num-samplers", str(samplers), *extra, command]
+    return run(args, timeout=timeout, cwd=directory, env=python_env()), ip
+
+
+def final_metrics(out):
+    """The last JSON line trainer 0 printed (after the launcher's prefix)."""
+    for line in reversed(out.splitlines()):
+        text = line.split("] ", 1)[1] if line.startswith("[") else line
+        if text.startswith("{"):
+            return json.loads(text)
+    return None
+
+
+@pytest.fixture(scope="session")
+def small_graph(tmp_path_factory):
+    """A generated products-like graph (no download), partitioned into 1 and 2."""
+    d = tmp_path_factory.mktemp("small")
+    tessera("gen", "products-like", "--nodes", "3000", "--edges", "30000", "--classes", "5", "--seed", "1",
+            "--out", str(d / "data"))
+    for k in (1, 2):
+        tessera("partition", "--input", str(d / "data"), "--graph-name", "small", "--num-parts", str(k),
+                "--out", str(d / f"p{k}"))
+    return d
+
+
+@pytest.fixture(scope="session")
+def cora(tmp_path_factory):
+    src = shared("node/cora")
+    d = tmp_path_factory.mktemp("cora")
+    tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", "1", "--out", str(d / "p1"))
+    tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", "2", "--balance-train",
+            "--balance-edges", "--out", str(d / "p2"))
+    return d

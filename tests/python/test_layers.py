@@ -1,0 +1,125 @@
+"""tessera.nn's layers against dense references of DGL's formulas, on hand-built blocks (no job needed)."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tessera.nn as tnn
+from tessera.dataloading import Block
+
+
+def random_block(num_src=12, num_dst=5, max_deg=4, seed=0, isolated=(3,)):
+    g = torch.Generator().manual_seed(seed)
+    indptr, indices = [0], []
+    for d in range(num_dst):
+        deg = 0 if d in isolated else int(torch.randint(1, max_deg + 1, (1,), generator=g))
+        indices += torch.randint(0, num_src, (deg,), generator=g).tolist()
+        indptr.append(len(indices))
+    t = lambda v: torch.tensor(v, dtype=torch.int64)  # noqa: E731
+    return Block(num_dst, torch.arange(100, 100 + num_src), t(indptr), t(indices), torch.arange(len(indices)))
+
+
+def dense_adjacency(block):
+    a = torch.zeros(block.number_of_dst_nodes(), block.number_of_src_nodes())
+    src, dst = block.edges()
+    a.index_put_((dst, src), torch.ones(len(src)), accumulate=True)
+    return a
+
+
+@pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool"])
+@pytest.mark.parametrize("in_feats,out_feats", [(6, 3), (3, 6)])  # both orders of projection and aggregation
+def test_sageconv_matches_dgl_formula(aggregator, in_feats, out_feats):
+    torch.manual_seed(0)
+    block = random_block()
+    x = torch.randn(block.number_of_src_nodes(), in_feats, requires_grad=True)
+    conv = tnn.SAGEConv(in_feats, out_feats, aggregator)
+    torch.nn.init.normal_(conv.bias)
+    out = conv(block, x)
+    a = dense_adjacency(block)
+    deg = a.sum(1, keepdim=True)
+    x_dst = x[: block.number_of_dst_nodes()]
+    if aggregator == "mean":
+        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(a @ x / deg.clamp(min=1)) + conv.bias
+    elif aggregator == "gcn":
+        ref = conv.fc_neigh((a @ x + x_dst) / (deg + 1)) + conv.bias
+    else:
+        h = F.relu(conv.fc_pool(x))
+        pooled = torch.stack([h[a[d] > 0].max(0).values if deg[d] > 0 else torch.zeros(in_feats)
+                              for d in range(len(a))])
+        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(pooled) + conv.bias
+    assert out.shape == (block.number_of_dst_nodes(), out_feats)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    g1, = torch.autograd.grad(out.square().sum(), x)
+    g2, = torch.autograd.grad(ref.square().sum(), x)
+    torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
+
+
+def test_sageconv_takes_a_src_dst_pair():
+    torch.manual_seed(1)
+    block = random_block()
+    conv = tnn.SAGEConv(4, 3, "mean")
+    x = torch.randn(block.number_of_src_nodes(), 4)
+    torch.testing.assert_close(conv(block, x), conv(block, (x, x[: block.number_of_dst_nodes()])))
+
+
+@pytest.mark.parametrize("norm", ["both", "right", "left", "none"])
+def test_graphconv_matches_dgl_formula(norm):
+    torch.manual_seed(2)
+    block = random_block(isolated=())
+    x = torch.randn(block.number_of_src_nodes(), 4)
+    conv = tnn.GraphConv(4, 3, norm=norm)
+    torch.nn.init.normal_(conv.bias)
+    a = dense_adjacency(block)
+    h = x
+    if norm in ("both", "left"):
+        out_deg = a.sum(0).clamp(min=1)
+        h = h * (out_deg.pow(-0.5) if norm == "both" else 1 / out_deg).unsqueeze(1)
+    ref = a @ h @ conv.weight
+    if norm in ("both", "right"):
+        in_deg = a.sum(1).clamp(min=1)
+        ref = ref * (in_deg.pow(-0.5) if norm == "both" else 1 / in_deg).unsqueeze(1)
+    torch.testing.assert_close(conv(block, x), ref + conv.bias, rtol=1e-5, atol=1e-5)
+
+
+def test_graphconv_refuses_zero_in_degree_as_dgl_does():
+    block = random_block(isolated=(3,))
+    with pytest.raises(ValueError, match="allow_zero_in_degree"):
+        tnn.GraphConv(4, 3)(block, torch.randn(block.number_of_src_nodes(), 4))
+    out = tnn.GraphConv(4, 3, allow_zero_in_degree=True)(block, torch.randn(block.number_of_src_nodes(), 4))
+    assert out.shape == (5, 3)
+
+
+def test_gatconv_matches_attention_formula():
+    torch.manual_seed(3)
+    block = random_block(isolated=()).with_self_loops()
+    heads, out_feats = 2, 3
+    conv = tnn.GATConv(4, out_feats, heads)
+    torch.nn.init.normal_(conv.bias)
+    x = torch.randn(block.number_of_src_nodes(), 4)
+    out = conv(block, x)
+    z = conv.fc(x).view(-1, heads, out_feats)
+    el, er = (z * conv.attn_l).sum(-1), (z * conv.attn_r).sum(-1)
+    src, dst = block.edges()
+    ref = torch.zeros(block.number_of_dst_nodes(), heads, out_feats)
+    for d in range(block.number_of_dst_nodes()):
+        s = src[dst == d]
+        a = torch.softmax(F.leaky_relu(el[s] + er[d], 0.2), 0)  # [deg, heads]
+        ref[d] = (a.unsqueeze(-1) * z[s]).sum(0)
+    torch.testing.assert_close(out, ref + conv.bias.view(1, heads, out_feats), rtol=1e-5, atol=1e-5)
+
+
+def test_with_self_loops_puts_each_destination_first_among_its_edges():
+    block = random_block()
+    looped = block.with_self_loops()
+    assert looped.number_of_edges() == block.number_of_edges() + block.number_of_dst_nodes()
+    for d in range(block.number_of_dst_nodes()):
+        assert int(looped.indices[looped.indptr[d]]) == d
+        torch.testing.assert_close(looped.indices[looped.indptr[d] + 1: looped.indptr[d + 1]],
+                                   block.indices[block.indptr[d]: block.indptr[d + 1]])
+
+
+def test_layers_reject_a_feature_matrix_of_the_wrong_size():
+    block = random_block()
+    with pytest.raises(ValueError, match="source feature rows"):
+        tnn.SAGEConv(4, 3, "mean")(block, torch.randn(3, 4))
+    with pytest.raises(ValueError, match="lstm"):
+        tnn.SAGEConv(4, 3, "lstm")
