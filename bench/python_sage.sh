@@ -10,20 +10,12 @@
 # Usage: [DGL_EXAMPLE=path/node_classification.py] bench/python_sage.sh [EPOCHS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build >/dev/null
 epochs=${1:-3}
 dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
-bin=$PWD/build/tessera
+source bench/rmat_common.sh
 py=${PYTHON:-/usr/bin/python3}
 export PYTHONPATH=$PWD/build/python
 export PATH=$(dirname "$py"):$PATH
-mkdir -p "$dir"
-if [ ! -f "$dir/rmat/meta.json" ]; then
-  $bin gen rmat --nodes 1000000 --edges 20000000 --symmetric --feat-dim 100 --classes 47 --train-frac 0.1 \
-    --seed 0 --out "$dir/rmat" >/dev/null 2>&1
-fi
-[ -f "$dir/p2/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 2 --balance-train \
-  --out "$dir/p2" >/dev/null 2>&1
 port=${BENCH_PORT:-34350}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
 cd "$dir"

@@ -15,19 +15,11 @@
 # Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build >/dev/null
 epochs=${1:-3}
 dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
-bin=$PWD/build/tessera
-mkdir -p "$dir"
-if [ ! -f "$dir/rmat/meta.json" ]; then
-  $bin gen rmat --nodes 1000000 --edges 20000000 --symmetric --feat-dim 100 --classes 47 --train-frac 0.1 \
-    --seed 0 --out "$dir/rmat" >/dev/null 2>&1
-fi
+source bench/rmat_common.sh
 [ -f "$dir/p1/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 1 --method random \
   --out "$dir/p1" >/dev/null 2>&1
-[ -f "$dir/p2/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 2 --balance-train \
-  --out "$dir/p2" >/dev/null 2>&1
 
 echo "## (a) single-process sampling, 2 sampler threads"
 build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600

@@ -1,6 +1,7 @@
 """What the example scripts share: their command line (the flags of `tessera train sage`, DGL's spellings as
 aliases), joining the job, evaluation, and the final metrics line the tests read."""
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -8,6 +9,7 @@ import time
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 
 import tessera.distributed as tdist
 import tessera.dataloading as tload
@@ -56,6 +58,35 @@ def join(args):
     return g, launched
 
 
+def splits(g):
+    """This trainer's shares of the training, validation and test nodes."""
+    book = g.get_partition_book()
+    return [tdist.node_split(g.ndata[mask], book, force_even=True) for mask in ("train_mask", "val_mask", "test_mask")]
+
+
+def num_classes(g, label):
+    return int(g.ndata[label][torch.arange(g.num_nodes())].max()) + 1
+
+
+def train_epoch(g, model, optimizer, loader, args, launched, epoch):
+    """One epoch of supervised steps; DDP's join() lets a trainer with fewer batches finish. Returns the steps."""
+    steps = 0
+    with model.join() if launched else contextlib.nullcontext():
+        for step, (input_nodes, seeds, blocks) in enumerate(loader):
+            if step == args.max_batches:
+                break
+            x = g.ndata[args.feature][input_nodes]
+            y = g.ndata[args.label][seeds].long()
+            loss = F.cross_entropy(model(blocks, x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+            if g.rank() == 0 and (step + 1) % args.log_every == 0:
+                print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+    return steps
+
+
 def all_reduce_sum(values, launched):
     t = torch.tensor(values, dtype=torch.float64)
     if launched:
@@ -63,7 +94,7 @@ def all_reduce_sum(values, launched):
     return t.tolist()
 
 
-def accuracy(model, g, ids, fanout, batch_size, feature, label, launched, forward):
+def accuracy(model, g, ids, fanout, batch_size, feature, label, launched):
     """Accuracy over every trainer's share of `ids` (summed over trainers), with `fanout` sampling."""
     model.eval()
     correct = total = 0
@@ -73,7 +104,7 @@ def accuracy(model, g, ids, fanout, batch_size, feature, label, launched, forwar
         for input_nodes, seeds, blocks in loader:
             x = g.ndata[feature][input_nodes]
             y = g.ndata[label][seeds].long()
-            correct += int((forward(blocks, x).argmax(1) == y).sum())
+            correct += int((model(blocks, x).argmax(1) == y).sum())
             total += len(seeds)
     model.train()
     correct, total = all_reduce_sum([correct, total], launched)

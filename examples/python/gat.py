@@ -4,14 +4,11 @@ head, every destination attending to itself as DGL's GAT example adds self-loops
     tessera launch ... "python3 examples/python/gat.py --graph-name cora --ip-config ip_config.txt \
         --part-config data/cora.json"
 """
-import contextlib
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import tessera.dataloading as tload
-import tessera.distributed as tdist
 import tessera.nn as tnn
 
 import common
@@ -37,11 +34,8 @@ def main():
     p.set_defaults(weight_decay=5e-4)
     args = p.parse_args()
     g, launched = common.join(args)
-    book = g.get_partition_book()
-    train_nid = tdist.node_split(g.ndata["train_mask"], book)
-    val_nid = tdist.node_split(g.ndata["val_mask"], book)
-    test_nid = tdist.node_split(g.ndata["test_mask"], book)
-    classes = int(g.ndata[args.label][torch.arange(g.num_nodes())].max()) + 1
+    train_nid, val_nid, test_nid = common.splits(g)
+    classes = common.num_classes(g, args.label)
 
     model = GAT(g.ndata[args.feature].shape[1], args.num_hidden, args.num_heads, classes, args.dropout)
     ddp = nn.parallel.DistributedDataParallel(model) if launched else model
@@ -51,20 +45,11 @@ def main():
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else contextlib.nullcontext():
-            for step, (input_nodes, seeds, blocks) in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                loss = F.cross_entropy(ddp(blocks, g.ndata[args.feature][input_nodes]),
-                                       g.ndata[args.label][seeds].long())
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
+        steps += common.train_epoch(g, ddp, optimizer, loader, args, launched, epoch)
         train_time += clock.seconds()
     eval_fanout = common.fanouts(args.eval_fan_out, 2)
-    accs = [common.accuracy(model, g, ids, eval_fanout, args.eval_batch_size, args.feature, args.label, launched,
-                            model.forward) for ids in (val_nid, test_nid)]
+    accs = [common.accuracy(model, g, ids, eval_fanout, args.eval_batch_size, args.feature, args.label, launched)
+            for ids in (val_nid, test_nid)]
     common.report(g, {"val_acc": accs[0], "test_acc": accs[1], "epoch_time_s": train_time / args.num_epochs,
                       "batches_per_s": steps / train_time if train_time else 0.0})
 

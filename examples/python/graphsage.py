@@ -8,14 +8,11 @@ SAGEConv), sampling, feature fetches and the gradient all-reduce in Tessera's C+
 
 The flags are `tessera train sage`'s (DGL's spellings as aliases), so the two can be compared directly.
 """
-import contextlib
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import tessera.dataloading as tload
-import tessera.distributed as tdist
 import tessera.nn as tnn
 
 import common
@@ -45,11 +42,8 @@ def main():
     args = p.parse_args()
     g, launched = common.join(args)
 
-    train_nid = tdist.node_split(g.ndata["train_mask"], g.get_partition_book(), force_even=True)
-    val_nid = tdist.node_split(g.ndata["val_mask"], g.get_partition_book(), force_even=True)
-    test_nid = tdist.node_split(g.ndata["test_mask"], g.get_partition_book(), force_even=True)
-    labels = g.ndata[args.label]
-    classes = int(labels[torch.arange(g.num_nodes())].max()) + 1
+    train_nid, val_nid, test_nid = common.splits(g)
+    classes = common.num_classes(g, args.label)
     in_feats = g.ndata[args.feature].shape[1]
 
     model = SAGE(in_feats, args.num_hidden, classes, args.num_layers, args.aggregator, args.dropout)
@@ -64,27 +58,12 @@ def main():
     val_acc = test_acc = -1.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else contextlib.nullcontext():
-            for step, (input_nodes, seeds, blocks) in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                x = g.ndata[args.feature][input_nodes]
-                y = g.ndata[args.label][seeds].long()
-                loss = F.cross_entropy(ddp(blocks, x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
-                if g.rank() == 0 and (step + 1) % args.log_every == 0:
-                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        steps += common.train_epoch(g, ddp, optimizer, loader, args, launched, epoch)
         train_time += clock.seconds()
         last = epoch == args.num_epochs - 1
         if last or (args.eval_every and (epoch + 1) % args.eval_every == 0):
-            forward = model.forward
-            val_acc = common.accuracy(model, g, val_nid, eval_fanout, args.eval_batch_size, args.feature,
-                                      args.label, launched, forward)
-            test_acc = common.accuracy(model, g, test_nid, eval_fanout, args.eval_batch_size, args.feature,
-                                       args.label, launched, forward)
+            val_acc, test_acc = (common.accuracy(model, g, ids, eval_fanout, args.eval_batch_size, args.feature,
+                                                 args.label, launched) for ids in (val_nid, test_nid))
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
     common.report(g, {"test_acc": test_acc, "val_acc": val_acc, "epoch_time_s": train_time / args.num_epochs,

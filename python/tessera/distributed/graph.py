@@ -120,15 +120,15 @@ class DistGraph:
 
     @property
     def ntypes(self):
-        return list(self._info["ntypes"])
+        return self._book.ntypes
 
     @property
     def etypes(self):
-        return [c[1] for c in self._canonical]
+        return self._book.etypes
 
     @property
     def canonical_etypes(self):
-        return list(self._canonical)
+        return self._book.canonical_etypes
 
     @property
     def idtype(self):
