@@ -138,19 +138,22 @@ TorchRendezvous torch_rendezvous(const JobPlan& plan, const std::vector<int>& tr
   const MachineAddress& machine = plan.machines[m];
   TorchRendezvous r{machine.ip, machine.client ? machine.base_port : machine.server_port(plan.num_servers)};
   const auto where = fmt::format("{}:{}", plan.ip_config, machine.line);
-  for (size_t o = 0; o < plan.machines.size(); ++o) {
+  // Only programs that call torch.distributed.init_process_group use this
+  // port, so a clash is a warning: the native trainers never open it.
+  std::string problem;
+  for (size_t o = 0; o < plan.machines.size() && problem.empty(); ++o) {
     const MachineAddress& other = plan.machines[o];
     if (other.ip != r.ip) continue;
     bool clash = o == 0 && r.port == master_port;
     for (int s = 0; s < plan.num_servers && !other.client; ++s) clash |= other.server_port(s) == r.port;
-    if (clash)
-      fail("the port after machine {}'s servers, {} ({}), is needed for torch.distributed (MASTER_PORT) but "
-           "machine {} uses it; leave one more port between the machines' base ports",
-           m, r.port, where, o);
+    if (clash) problem = fmt::format("machine {} uses it (leave one more port between the machines' base ports)", o);
   }
-  if (plan.machine_is_local[m] && !port_free(r.ip, r.port))
-    fail("port {} on {} (torch.distributed's MASTER_PORT, after machine {}'s servers, {}) is already in use",
-         r.port, r.ip, m, where);
+  if (problem.empty() && plan.machine_is_local[m] && !port_free(r.ip, r.port)) problem = "it is already in use";
+  if (!problem.empty())
+    fmt::print(stderr,
+               "tessera launch: warning: port {} on {} (after machine {}'s servers, {}) is torch.distributed's "
+               "MASTER_PORT, but {}; a program that calls init_process_group will fail\n",
+               r.port, r.ip, m, where, problem);
   return r;
 }
 
