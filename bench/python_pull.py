@@ -6,6 +6,7 @@ import time
 
 import torch
 
+import tessera
 import tessera.distributed as tdist
 
 tdist.initialize("ip_config.txt")
@@ -24,7 +25,7 @@ if g.rank() == 0:
                 rows = feat[ids]
                 python_s.append(time.perf_counter() - start)
             else:
-                cpp_s.append(tdist.tensor._C._pull_seconds(feat._c, ids, 1))
+                cpp_s.append(tessera._C._pull_seconds(feat._c, ids, 1))
     assert rows.shape == (10000, feat.shape[1])
     py, cpp = statistics.median(python_s), statistics.median(cpp_s)
     print(f"| 10,000-row pull of {feat.shape[1]} floats (half remote) | {cpp * 1e3:.2f} | {py * 1e3:.2f} | "

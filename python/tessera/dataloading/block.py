@@ -22,16 +22,6 @@ class _Frame(dict):
         super().__setitem__(key, value)
 
 
-class _TypedFrames:
-    """srcnodes[ntype].data of a heterogeneous block."""
-
-    def __init__(self, frames):
-        self._frames = frames
-
-    def __getitem__(self, ntype):
-        return type("NodeView", (), {"data": self._frames[ntype]})()
-
-
 class Block:
     """A DGLBlock: number_of_src_nodes(), srcdata[dgl.NID], edges(), to(device), ..."""
 

@@ -11,7 +11,7 @@ import warnings
 
 from .. import _C
 
-_state = {"ip_config": None, "pending": False, "failed": False, "hooked": False}
+_state = {"pending": False, "failed": False, "hooked": False}
 
 
 def _launched():
@@ -35,7 +35,6 @@ def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_th
         warnings.warn("use_graphbolt: Tessera samples with its own C++ sampler; the flag changes nothing",
                       stacklevel=2)
     _install_exit_hooks()
-    _state["ip_config"] = ip_config or ""
     _state["num_threads"] = int(num_threads)
     if _launched() or part_config:
         _C.initialize(part_config or "", ip_config or "", not _launched(), int(num_threads))

@@ -107,7 +107,6 @@ class DistGraph:
                              f"{info['graph_name']!r} (from {info['part_config']})")
         self._info = info
         self._book = gpb or GraphPartitionBook(info)
-        self._canonical = [tuple(e.split(":")) for e in info["etypes"]]
         self._tensors = {}
         self._added = {}
         self.nodes = _TypeViews(self, "node")
@@ -139,7 +138,7 @@ class DistGraph:
         return torch.device("cpu")
 
     def is_homogeneous(self):
-        return len(self.ntypes) == 1 and len(self._canonical) == 1
+        return len(self.ntypes) == 1 and len(self.canonical_etypes) == 1
 
     def to_canonical_etype(self, etype):
         return self._book.canonical_etypes[self._book._etype_id(etype)]
@@ -168,9 +167,9 @@ class DistGraph:
 
     def _edge_view(self, etype):
         if etype is None:
-            if len(self._canonical) != 1:
-                raise KeyError(f"the graph has {len(self._canonical)} edge types: use g.edges[etype].data")
-            etype = self._canonical[0]
+            if len(self.canonical_etypes) != 1:
+                raise KeyError(f"the graph has {len(self.canonical_etypes)} edge types: use g.edges[etype].data")
+            etype = self.canonical_etypes[0]
         canonical = ":".join(self.to_canonical_etype(etype))
         return _DataView(self, "edge", canonical, self._info["edge_data"].get(canonical, []))
 

@@ -96,7 +96,6 @@ class DistTensor:
         dtype_name = _torch_dtype_name(dtype)
         if name is None:
             name = f"anonymous-{next(_anonymous)}"
-            persistent = persistent or False
         policy = _policy_string(part_policy, shape, info)
         existed = _C.tensor_exists(name)
         _C.barrier()  # every trainer looks before anyone creates it
