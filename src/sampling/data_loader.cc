@@ -22,10 +22,6 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   if (options_.num_samplers < 0) fail("--num-samplers must be 0 or more (got {})", options_.num_samplers);
   const auto& ntypes = ctx.config().ntypes;
   const bool typed = !options_.typed_inputs.empty();
-  if (ntypes.size() != 1 && !typed)
-    fail("the node data loader needs a graph with one node type (this one has {}) unless every node type's input "
-         "is named; heterogeneous graphs go through tessera train rgcn",
-         ntypes.size());
   seed_ntype_ = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
   if (std::find(ntypes.begin(), ntypes.end(), seed_ntype_) == ntypes.end())
     fail("the graph has no node type '{}'", seed_ntype_);
@@ -61,6 +57,12 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
   // the homogeneous IDs the sampler produces.
   if (!feature.empty()) {
     if (!input_specs_.empty()) fail("a loader with typed inputs fetches no single feature tensor");
+    // With several node types the inputs' rows live in one tensor per type:
+    // name them in typed_inputs instead.
+    if (ctx_->config().ntypes.size() != 1)
+      fail("the graph has {} node types, so node data '{}' of the input nodes is one tensor per type: name every "
+           "type's input tensor (typed inputs) or fetch no feature",
+           ctx_->config().ntypes.size(), feature);
     plan.feature_spec =
         distributed::DistTensor::open(*ctx_, store::node_tensor_name(ctx_->config().ntypes[0], feature)).spec();
   }

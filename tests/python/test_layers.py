@@ -123,3 +123,52 @@ def test_layers_reject_a_feature_matrix_of_the_wrong_size():
         tnn.SAGEConv(4, 3, "mean")(block, torch.randn(3, 4))
     with pytest.raises(ValueError, match="lstm"):
         tnn.SAGEConv(4, 3, "lstm")
+
+
+def test_typed_linear_applies_each_rows_own_weight():
+    torch.manual_seed(0)
+    x, types = torch.randn(20, 8), torch.randint(0, 3, (20,))
+    for regularizer, bases in ((None, None), ("basis", 2), ("bdd", 4)):
+        layer = tnn.TypedLinear(8, 4, 3, regularizer=regularizer, num_bases=bases)
+        weights = layer.weights()
+        assert weights.shape == (3, 8, 4)
+        expected = torch.stack([x[i] @ weights[types[i]] for i in range(20)])
+        assert torch.allclose(layer(x, types), expected, atol=1e-6), regularizer
+    bdd = tnn.TypedLinear(8, 4, 3, regularizer="bdd", num_bases=4).weights()
+    assert bool((bdd[:, :2, 1:] == 0).all())  # block-diagonal: 4 blocks of 2 x 1
+    with pytest.raises(ValueError, match="bdd"):
+        tnn.TypedLinear(8, 4, 3, regularizer="bdd", num_bases=3)
+
+
+def test_weight_basis_combines_shared_bases():
+    basis = tnn.WeightBasis((5, 3), 2, 4)
+    w = basis()
+    assert w.shape == (4, 5, 3)
+    expected = torch.einsum("ob,bij->oij", basis.w_comp, basis.weight)
+    assert torch.allclose(w, expected, atol=1e-6)
+    w.sum().backward()
+    assert basis.w_comp.grad is not None and basis.weight.grad is not None
+
+
+@pytest.mark.parametrize("layer_norm", [False, True])
+def test_relgraphconv_matches_dgl_formula(layer_norm):
+    torch.manual_seed(1)
+    block = random_block(num_src=10, num_dst=4, max_deg=5)
+    etypes = torch.randint(0, 3, (block.number_of_edges(),))
+    norm = torch.rand(block.number_of_edges(), 1)
+    conv = tnn.RelGraphConv(6, 3, 3, regularizer="basis", num_bases=2, self_loop=True, layer_norm=layer_norm)
+    x = torch.randn(10, 6, requires_grad=True)
+    out = conv(block, x, etypes, norm)
+    w = conv.linear_r.weights()
+    src, dst = block.edges()
+    h = torch.zeros(4, 3)
+    for e in range(block.number_of_edges()):
+        h[dst[e]] += norm[e, 0] * (x[src[e]] @ w[etypes[e]])
+    if layer_norm:
+        h = conv.layer_norm_weight(h)
+    h = h + conv.h_bias + x[:4] @ conv.loop_weight
+    assert torch.allclose(out, h, atol=1e-5)
+    out.sum().backward()
+    assert x.grad is not None and conv.loop_weight.grad is not None
+    with pytest.raises(ValueError, match="edge types"):
+        conv(block, x, etypes[:-1])

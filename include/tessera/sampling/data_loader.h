@@ -60,7 +60,9 @@ struct LoaderOptions {
   // Heterogeneous graphs: the node type of the seeds (labels come from its
   // `label` data) and, for every node type, the full name of the tensor
   // whose rows are that type's inputs: a node feature ("node/paper/feat")
-  // or a learnable embedding table. `feature` is unused then.
+  // or a learnable embedding table. `feature` is unused then. Without
+  // typed_inputs a heterogeneous graph's batches carry blocks (and labels)
+  // only, and `feature` must be "".
   std::string seed_ntype;
   std::map<std::string, std::string> typed_inputs;
 };

@@ -14,6 +14,7 @@ from ..distributed import context
 from ..distributed.graph import DistGraph
 from ..distributed.tensor import to_ids
 from .block import Block
+from .hetero_block import HeteroBlock
 
 
 class DistNodeDataLoader:
@@ -34,18 +35,29 @@ class DistNodeDataLoader:
         self._g = g
         self._info = info
         self._device = torch.device(device) if device is not None else None
-        if isinstance(nids, dict):
-            raise NotImplementedError("DistNodeDataLoader over a heterogeneous graph's typed seeds is not "
-                                      "available from Python yet; `tessera train rgcn` trains R-GCN")
-        if len(info["ntypes"]) != 1:
-            raise NotImplementedError("DistNodeDataLoader over a graph with several node types is not available "
-                                      "from Python yet")
-        seeds = to_ids(nids, "DistNodeDataLoader nids").to(torch.int64)
-        self._ntype = info["ntypes"][0]
+        book = g.get_partition_book()
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         seed = int(torch.randint(0, 2 ** 62, (1,)))  # torch.manual_seed decides the shuffle, as in DGL
+        if isinstance(nids, dict):
+            # {ntype: type-local IDs}: heterogeneous blocks, and output nodes by type.
+            if not nids:
+                raise ValueError("DistNodeDataLoader: nids is an empty dict; give {ntype: IDs}")
+            self._seed_ntypes = list(nids)
+            seeds = torch.cat([book.map_to_homo_nid(to_ids(ids, f"DistNodeDataLoader nids[{nt!r}]"), nt)
+                               for nt, ids in nids.items()])
+        else:
+            # One node type: its IDs. Several: homogeneous IDs, and blocks in homogeneous form (node and edge
+            # types in srcdata[dgl.NTYPE] / edata[dgl.ETYPE], RelGraphConv's input).
+            self._seed_ntypes = None
+            seeds = to_ids(nids, "DistNodeDataLoader nids").to(torch.int64)
+        self._book = book
+        # Prefetch fills one tensor of input rows per batch: one node type, seeds not by type.
+        self._ntype = info["ntypes"][0] if len(info["ntypes"]) == 1 and self._seed_ntypes is None else None
+        if self._ntype is None and (graph_sampler.prefetch_node_feats or graph_sampler.prefetch_labels):
+            raise ValueError("prefetch_node_feats / prefetch_labels: Tessera's loader prefetches the rows of a graph "
+                             "with one node type and seeds not given by type; read the rows in the training loop")
         self._c = _C.DataLoader(graph_sampler.c_sampler(), seeds, int(batch_size), bool(shuffle), bool(drop_last),
-                                samplers, seed)
+                                samplers, seed, seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else "")
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = graph_sampler.prefetch_labels
@@ -77,11 +89,17 @@ class DistNodeDataLoader:
             if batch is None:
                 return
             seeds, raw_blocks, features, labels, _ = batch
-            blocks = [Block(*b) for b in raw_blocks]
-            input_nodes = blocks[0].srcdata[NID]
-            output_nodes = seeds
-            input_nodes._tessera_learn = learn_feature
-            output_nodes._tessera_learn = learn_label
+            if self._seed_ntypes is not None:
+                blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
+                input_nodes = blocks[0].srcdata[NID]
+                output_nodes = {nt: blocks[-1].dstnodes[nt].data[NID] for nt in self._seed_ntypes}
+            else:
+                blocks = [_homogeneous_block(*b) for b in raw_blocks]
+                input_nodes = blocks[0].srcdata[NID]
+                output_nodes = seeds
+            if self._ntype is not None:
+                input_nodes._tessera_learn = learn_feature
+                output_nodes._tessera_learn = learn_label
             if features is not None:
                 input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
             if labels is not None:
@@ -89,6 +107,15 @@ class DistNodeDataLoader:
             if self._device is not None and self._device.type != "cpu":
                 blocks = [b.to(self._device) for b in blocks]
             yield input_nodes, output_nodes, blocks
+
+
+def _homogeneous_block(num_dst, src_nodes, indptr, indices, eids, etypes, src_ntypes):
+    """A Block from the C++ sampler's arrays; with several types, in homogeneous form."""
+    type_data = None
+    if etypes is not None or src_ntypes is not None:
+        type_data = (torch.zeros(len(src_nodes), dtype=torch.int64) if src_ntypes is None else src_ntypes.long(),
+                     torch.zeros(len(indices), dtype=torch.int64) if etypes is None else etypes.long())
+    return Block(num_dst, src_nodes, indptr, indices, eids, type_data=type_data)
 
 
 class DistDataLoader:

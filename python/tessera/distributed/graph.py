@@ -143,6 +143,12 @@ class DistGraph:
     def to_canonical_etype(self, etype):
         return self._book.canonical_etypes[self._book._etype_id(etype)]
 
+    def get_ntype_id(self, ntype):
+        return self._book._ntype_id(ntype)
+
+    def get_etype_id(self, etype):
+        return self._book._etype_id(etype)
+
     def num_nodes(self, ntype=None):
         if ntype is None:
             return int(self._info["num_nodes"])

@@ -33,8 +33,8 @@ class SparseOptimizer:
         self._c.flush()
 
     def zero_grad(self):
-        for emb in self._params:
-            emb.reset_trace()
+        """Nothing to clear: step() drops the lookups it applied. (DGL's training loops call zero_grad() after
+        the forward pass, so it must not drop the lookups of the step to come.)"""
 
 
 class SparseAdagrad(SparseOptimizer):

@@ -52,18 +52,28 @@ def to_ids(ids, what):
 
 def _policy_string(part_policy, shape, info):
     if part_policy is None:
-        ntypes = info["ntypes"]
-        if len(ntypes) == 1 and shape[0] == info["num_nodes"]:
-            return "node:" + ntypes[0]
-        if len(info["etypes"]) == 1 and shape[0] == info["num_edges"]:
-            return "edge:" + info["etypes"][0]
-        raise ValueError(f"cannot tell how to shard a tensor of {shape[0]} rows: pass part_policy= "
-                         f"(the graph has {info['num_nodes']} nodes, {info['num_edges']} edges)")
+        return _policy_by_size(shape[0], info)
     if isinstance(part_policy, PartitionPolicy):
         return part_policy.policy_str
     if isinstance(part_policy, str):
         return PartitionPolicy(part_policy).policy_str
     raise TypeError(f"part_policy must be a PartitionPolicy or 'node:<ntype>' / 'edge:<etype>', not {part_policy!r}")
+
+
+def _policy_by_size(rows, info):
+    """DGL's rule: the one node (else edge) type with `rows` elements shards the tensor."""
+    def sizes(kind, names, maps):
+        return [(f"{kind}:{name}", sum(last - first for first, last in ranges)) for name, ranges in zip(names, maps)]
+
+    for kind, names, maps in (("node", info["ntypes"], info["node_map"]), ("edge", info["etypes"], info["edge_map"])):
+        matches = [policy for policy, size in sizes(kind, names, maps) if size == rows]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise ValueError(f"a tensor of {rows} rows could be sharded by {matches}: pass part_policy=")
+    counts = ", ".join(f"{p} has {n}" for p, n in sizes("node", info["ntypes"], info["node_map"]))
+    raise ValueError(f"cannot tell how to shard a tensor of {rows} rows: no node or edge type has that many "
+                     f"({counts}); pass part_policy=")
 
 
 def _init_rows(c_tensor, init_func, shape, dtype):

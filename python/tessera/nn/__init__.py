@@ -2,7 +2,10 @@
 Tessera's C++ CSR kernels."""
 from .gatconv import GATConv
 from .graphconv import GraphConv
+from .heterographconv import HeteroGraphConv
+from .relgraphconv import RelGraphConv
 from .sageconv import SAGEConv
+from .typedlinear import TypedLinear, WeightBasis
 
 import warnings as _warnings
 

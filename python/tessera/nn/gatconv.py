@@ -50,6 +50,10 @@ class GATConv(nn.Module):
         if isinstance(self.res_fc, nn.Linear):
             nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
 
+    def set_allow_zero_in_degree(self, set_value):
+        """Whether destinations without in-edges are accepted (HeteroGraphConv sets it, as DGL's does)."""
+        self._allow_zero_in_degree = bool(set_value)
+
     def forward(self, graph, feat, edge_weight=None, get_attention=False):
         if edge_weight is not None:
             raise ValueError("GATConv: edge_weight is not supported by Tessera's layer")

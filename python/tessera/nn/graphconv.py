@@ -28,6 +28,10 @@ class GraphConv(nn.Module):
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
+    def set_allow_zero_in_degree(self, set_value):
+        """Whether destinations without in-edges are accepted (HeteroGraphConv sets it, as DGL's does)."""
+        self._allow_zero_in_degree = bool(set_value)
+
     def forward(self, graph, feat, weight=None, edge_weight=None):
         if edge_weight is not None:
             raise ValueError("GraphConv: edge_weight is not supported by Tessera's layer")
@@ -41,6 +45,9 @@ class GraphConv(nn.Module):
             out_deg = graph.out_degrees().to(feat_src.dtype).clamp(min=1)
             scale = out_deg.pow(-0.5) if self._norm == "both" else 1.0 / out_deg
             feat_src = feat_src * scale.reshape((-1,) + (1,) * (feat_src.dim() - 1))
+        if weight is not None and self.weight is not None:
+            raise ValueError("GraphConv: an external weight was given to a module that has its own; create it with "
+                             "weight=False (as DGL requires)")
         weight = weight if weight is not None else self.weight
         if weight is not None and self._in_feats > self._out_feats:
             rst = aggregate(graph, torch.matmul(feat_src, weight), "sum")
