@@ -68,21 +68,28 @@ def num_classes(g, label):
     return int(g.ndata[label][torch.arange(g.num_nodes())].max()) + 1
 
 
-def train_epoch(g, model, optimizer, loader, args, launched, epoch):
-    """One epoch of supervised steps; DDP's join() lets a trainer with fewer batches finish. Returns the steps."""
+def node_batch(g, args):
+    """A homogeneous batch's (inputs, labels): the input nodes' features and the seeds' labels."""
+    return lambda input_nodes, seeds: (g.ndata[args.feature][input_nodes], g.ndata[args.label][seeds].long())
+
+
+def train_epoch(model, optimizers, loader, batch, args, launched, epoch, rank):
+    """One epoch of supervised steps (`batch` turns a mini-batch's nodes into model inputs and labels); DDP's
+    join() lets a trainer with fewer batches finish. Returns the steps."""
     steps = 0
     with model.join() if launched else contextlib.nullcontext():
         for step, (input_nodes, seeds, blocks) in enumerate(loader):
             if step == args.max_batches:
                 break
-            x = g.ndata[args.feature][input_nodes]
-            y = g.ndata[args.label][seeds].long()
+            x, y = batch(input_nodes, seeds)
             loss = F.cross_entropy(model(blocks, x), y)
-            optimizer.zero_grad()
+            for optimizer in optimizers:
+                optimizer.zero_grad()
             loss.backward()
-            optimizer.step()
+            for optimizer in optimizers:
+                optimizer.step()
             steps += 1
-            if g.rank() == 0 and (step + 1) % args.log_every == 0:
+            if rank == 0 and (step + 1) % args.log_every == 0:
                 print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
     return steps
 
@@ -94,21 +101,22 @@ def all_reduce_sum(values, launched):
     return t.tolist()
 
 
-def accuracy(model, g, ids, fanout, batch_size, feature, label, launched):
-    """Accuracy over every trainer's share of `ids` (summed over trainers), with `fanout` sampling."""
+def accuracy(model, loader, batch, launched):
+    """Accuracy over the seeds of every trainer's `loader` (summed over trainers)."""
     model.eval()
     correct = total = 0
-    sampler = tload.NeighborSampler(fanout)
-    loader = tload.DistNodeDataLoader(g, ids, sampler, batch_size=batch_size, shuffle=False)
     with torch.no_grad():
         for input_nodes, seeds, blocks in loader:
-            x = g.ndata[feature][input_nodes]
-            y = g.ndata[label][seeds].long()
+            x, y = batch(input_nodes, seeds)
             correct += int((model(blocks, x).argmax(1) == y).sum())
-            total += len(seeds)
+            total += len(y)
     model.train()
     correct, total = all_reduce_sum([correct, total], launched)
     return correct / total if total else -1.0
+
+
+def eval_loader(g, ids, fanout, batch_size):
+    return tload.DistNodeDataLoader(g, ids, tload.NeighborSampler(fanout), batch_size=batch_size, shuffle=False)
 
 
 def report(g, metrics):

@@ -42,13 +42,14 @@ def main():
     optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     loader = tload.DistNodeDataLoader(g, train_nid, tload.NeighborSampler(common.fanouts(args.fan_out, 2)),
                                       batch_size=args.batch_size, shuffle=True)
+    batch = common.node_batch(g, args)
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        steps += common.train_epoch(g, ddp, optimizer, loader, args, launched, epoch)
+        steps += common.train_epoch(ddp, [optimizer], loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
     eval_fanout = common.fanouts(args.eval_fan_out, 2)
-    accs = [common.accuracy(model, g, ids, eval_fanout, args.eval_batch_size, args.feature, args.label, launched)
+    accs = [common.accuracy(model, common.eval_loader(g, ids, eval_fanout, args.eval_batch_size), batch, launched)
             for ids in (val_nid, test_nid)]
     common.report(g, {"val_acc": accs[0], "test_acc": accs[1], "epoch_time_s": train_time / args.num_epochs,
                       "batches_per_s": steps / train_time if train_time else 0.0})

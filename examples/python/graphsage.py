@@ -53,17 +53,18 @@ def main():
     loader = tload.DistNodeDataLoader(g, train_nid, sampler, batch_size=args.batch_size, shuffle=True,
                                       drop_last=False)
     eval_fanout = common.fanouts(args.eval_fan_out, args.num_layers)
+    eval_loaders = [common.eval_loader(g, ids, eval_fanout, args.eval_batch_size) for ids in (val_nid, test_nid)]
+    batch = common.node_batch(g, args)
 
     steps = train_time = 0.0
     val_acc = test_acc = -1.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        steps += common.train_epoch(g, ddp, optimizer, loader, args, launched, epoch)
+        steps += common.train_epoch(ddp, [optimizer], loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
         last = epoch == args.num_epochs - 1
         if last or (args.eval_every and (epoch + 1) % args.eval_every == 0):
-            val_acc, test_acc = (common.accuracy(model, g, ids, eval_fanout, args.eval_batch_size, args.feature,
-                                                 args.label, launched) for ids in (val_nid, test_nid))
+            val_acc, test_acc = (common.accuracy(model, loader, batch, launched) for loader in eval_loaders)
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
     common.report(g, {"test_acc": test_acc, "val_acc": val_acc, "epoch_time_s": train_time / args.num_epochs,

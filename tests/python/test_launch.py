@@ -4,7 +4,7 @@ import os
 import statistics
 import sys
 
-from conftest import EXAMPLES, final_metrics, launch, python_env, run
+from conftest import EXAMPLES, final_metrics, launch, python_env, run, shared, tessera
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 
@@ -59,3 +59,17 @@ def test_examples_run_standalone_from_plain_python(cora):
     assert r.returncode == 0, r.stderr
     m = final_metrics(r.stdout)
     assert m["trainers"] == 1 and m["test_acc"] >= 0.75
+
+
+AIFB_RGCN = ("--graph-name aifb --num-epochs 30 --fanout 20,20 --batch-size 16 --lr 0.01 --sparse-lr 0.05 "
+             "--use-self-loop --dropout 0.2")
+
+
+def test_rgcn_example_on_aifb_two_machines(tmp_path):
+    """Featureless node types learn DistEmbedding rows on the servers; 5 seeds, as bench/rgcn_accuracy.sh."""
+    part = str(tmp_path / "p2" / "aifb.json")
+    tessera("partition", "--input", shared("hetero/AIFB"), "--format", "rdf", "--add-reverse", "--graph-name", "aifb",
+            "--num-parts", "2", "--balance-train", "--out", str(tmp_path / "p2"))
+    accs = [example("rgcn.py", part, s, AIFB_RGCN, str(tmp_path))["test_acc"] for s in range(5)]
+    print(f"R-GCN example, AIFB, 2 machines: {accs}, mean {statistics.mean(accs):.4f}")
+    assert statistics.mean(accs) >= 0.90
