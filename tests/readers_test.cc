@@ -1,9 +1,11 @@
 // Dataset readers on the real files in ../shared/data and on round trips
 // through the layouts Tessera writes.
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <set>
 
+#include "tessera/base/error.h"
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
 #include "test_util.h"
@@ -100,15 +102,19 @@ void expect_same_dataset(const Dataset& a, const Dataset& b) {
   }
 }
 
-TEST(Readers, OgbMagLayoutRoundTrip) {
+GenOptions mag_like(int64_t nodes, int64_t edges, uint64_t seed) {
   GenOptions o;
   o.kind = "mag-like";
-  o.nodes = 3000;
-  o.edges = 20000;
+  o.nodes = nodes;
+  o.edges = edges;
   o.feat_dim = 8;
   o.classes = 20;
-  o.seed = 3;
-  const Dataset d = generate(o);
+  o.seed = seed;
+  return o;
+}
+
+TEST(Readers, OgbMagLayoutRoundTrip) {
+  const Dataset d = generate(mag_like(3000, 20000, 3));
   TempDir dir;
   write_ogb_dataset(d, dir / "mag", "time");
   ASSERT_TRUE(std::filesystem::exists(dir / "mag/raw/num-node-dict.csv.gz"));
@@ -116,6 +122,29 @@ TEST(Readers, OgbMagLayoutRoundTrip) {
   ASSERT_TRUE(std::filesystem::exists(dir / "mag/split/time/paper/train.csv.gz"));
   EXPECT_EQ(detect_format(dir / "mag"), "ogb-mag");
   expect_same_dataset(d, read_dataset(dir / "mag"));
+}
+
+// `tessera partition --rename`: DGL's example scripts read "features" and
+// "labels"; a rename that cannot apply is an error naming the pair.
+TEST(Readers, RenameNodeData) {
+  Dataset d = generate(mag_like(2000, 10000, 1));
+  rename_node_data(&d, "feat=features,label=labels");
+  const auto& paper = *std::find_if(d.node_types.begin(), d.node_types.end(),
+                                    [](const auto& t) { return t.name == "paper"; });
+  EXPECT_TRUE(paper.data.count("features") && paper.data.count("labels"));
+  EXPECT_FALSE(paper.data.count("feat") || paper.data.count("label"));
+  const auto error_of = [&](const std::string& renames) {
+    try {
+      rename_node_data(&d, renames);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("features").find("expected OLD=NEW"), std::string::npos);
+  EXPECT_NE(error_of("train_mask=train").find("keep DGL's names"), std::string::npos);
+  EXPECT_NE(error_of("features=labels").find("already has data 'labels'"), std::string::npos);
+  EXPECT_NE(error_of("nosuch=x").find("no node type of"), std::string::npos);
 }
 
 TEST(Readers, OgbHomogeneousAndTesseraRoundTrips) {
