@@ -55,14 +55,15 @@ py::object next_batch(DistDataLoader& loader) {
 
 void bind_sampling(py::module_& m) {
   py::class_<DistNeighborSampler>(m, "NeighborSampler")
-      .def(py::init([](std::vector<int64_t> fanouts, bool replace, bool per_etype) {
+      .def(py::init([](std::vector<int64_t> fanouts, bool replace, bool per_etype, std::string weight) {
              sampling::SamplerOptions options;
              options.fanouts = std::move(fanouts);
              options.replace = replace;
              options.per_etype = per_etype;
+             options.weight = std::move(weight);
              return std::make_unique<DistNeighborSampler>(context(), options);
            }),
-           py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false)
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false, py::arg("weight") = "")
       .def_property_readonly("num_layers", &DistNeighborSampler::num_layers);
 
   py::class_<DistDataLoader>(m, "DataLoader")

@@ -90,12 +90,25 @@ def final_metrics(out):
     return None
 
 
+def add_edge_weights(dataset):
+    """Edge data "w" for weighted sampling: 0 on every third edge, 1 or 2 on the others."""
+    import numpy as np
+    with open(dataset / "meta.json") as f:
+        meta = json.load(f)
+    count = np.load(dataset / meta["edge_types"][0]["edges"], mmap_mode="r").shape[-1]
+    np.save(dataset / "edges" / "0_w.npy", (np.arange(count) % 3).astype(np.float32))
+    meta["edge_types"][0]["data"] = {"w": "edges/0_w.npy"}
+    with open(dataset / "meta.json", "w") as f:
+        json.dump(meta, f)
+
+
 @pytest.fixture(scope="session")
 def small_graph(tmp_path_factory):
     """A generated products-like graph (no download), partitioned into 1 and 2."""
     d = tmp_path_factory.mktemp("small")
     tessera("gen", "products-like", "--nodes", "3000", "--edges", "30000", "--classes", "5", "--seed", "1",
             "--out", str(d / "data"))
+    add_edge_weights(d / "data")
     for k in (1, 2):
         tessera("partition", "--input", str(d / "data"), "--graph-name", "small", "--num-parts", str(k),
                 "--out", str(d / f"p{k}"))

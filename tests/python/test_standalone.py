@@ -202,3 +202,18 @@ def test_use_before_initialize_is_a_clear_error(small_graph):
             "try:\n    d.DistGraph('small')\nexcept RuntimeError as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=python_env(), timeout=60)
     assert "ERR Tessera is not initialized: call tessera.distributed.initialize() first" in r.stdout, r.stderr
+
+
+def test_sampling_in_proportion_to_an_edge_feature(g):
+    """NeighborSampler(prob=...) never draws an edge of weight 0; uniform sampling does (a third of them are)."""
+    seeds = torch.arange(0, 3000, 7)
+    weights = g.edata["w"]
+    for prob, draws_zero in (("w", False), (None, True)):
+        loader = tload.DistNodeDataLoader(g, seeds, tload.NeighborSampler([4], prob=prob), batch_size=len(seeds))
+        _, _, (block,) = next(iter(loader))
+        assert block.number_of_edges() > len(seeds)
+        assert bool((weights[block.edata[tessera.EID]] == 0).any()) == draws_zero, prob
+    with pytest.raises(TypeError, match="prob names an edge feature"):
+        tload.NeighborSampler([4], prob=torch.ones(3))
+    with pytest.raises(KeyError, match="no edge feature of that name .it has .'w'"):
+        tload.DistNodeDataLoader(g, seeds, tload.NeighborSampler([4], prob="nope"))

@@ -4,7 +4,9 @@
 class NeighborSampler:
     """NeighborSampler(fanouts, edge_dir='in', prob=None, replace=False, prefetch_node_feats=None,
     prefetch_labels=None, ...): `fanouts[i]` neighbours per node at layer i (input layer first), -1 for all
-    in-edges, or a dict {etype: fanout} per layer (every edge type its own fanout, DGL's per-type sampling)."""
+    in-edges, or a dict {etype: fanout} per layer (every edge type its own fanout, DGL's per-type sampling).
+    prob: the name of an edge feature (one float32 per edge, graphs with one edge type) that neighbours are
+    drawn in proportion to; edges of weight 0 are never drawn."""
 
     def __init__(self, fanouts, edge_dir="in", prob=None, mask=None, replace=False, prefetch_node_feats=None,
                  prefetch_labels=None, prefetch_edge_feats=None, output_device=None, fused=True):
@@ -15,6 +17,9 @@ class NeighborSampler:
             raise ValueError("mask: Tessera samples every edge; give prob= (an edge weight) to bias the choice")
         if prefetch_edge_feats:
             raise ValueError("prefetch_edge_feats: Tessera's loader fetches node data only")
+        if prob is not None and not isinstance(prob, str):
+            raise TypeError(f"prob names an edge feature (g.edata[prob], one float per edge), not "
+                            f"{type(prob).__name__}")
         self.fanouts, self.per_etype = _normalize(fanouts)
         self.replace = bool(replace)
         self.prob = prob
@@ -26,10 +31,7 @@ class NeighborSampler:
     def c_sampler(self):
         from .. import _C
         if self._c is None:
-            if self.prob is not None:
-                raise ValueError("prob: weighted sampling from Python is not wired yet; `tessera train sage "
-                                 "--edge-weight` runs it")
-            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype)
+            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype, self.prob or "")
         return self._c
 
     @property
