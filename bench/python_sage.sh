@@ -19,6 +19,7 @@ export PATH=$(dirname "$py"):$PATH
 port=${BENCH_PORT:-34350}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
 cd "$dir"
+rm -f dgl.log  # a table from this run only
 
 job() {  # job PART_CONFIG LOG COMMAND
   $bin launch --ip-config ip_config.txt --part-config "$1" --num-servers 1 --num-trainers 1 --num-samplers 1 \
