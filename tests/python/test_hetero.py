@@ -3,6 +3,7 @@
 the raw edge files, the homogeneous form, HeteroGraphConv against RelGraphConv, and DistEmbedding per type under
 DGL's order of optimizer calls."""
 import csv
+import functools
 import gzip
 import os
 
@@ -46,9 +47,13 @@ def raw_edges(mag, stype, rel, dtype):
     return [(b, a) for a, b in pairs] if base != rel else pairs
 
 
+@functools.lru_cache(maxsize=None)
+def _orig_nids(mag):
+    return torch.from_numpy(np.load(os.path.join(mag, "p1", "part0", "orig_nids.npy")))
+
+
 def original_ids(mag, g, ntype, ids):
-    orig = torch.from_numpy(np.load(os.path.join(mag, "p1", "part0", "orig_nids.npy")))
-    return orig[g.get_partition_book().map_to_homo_nid(ids, ntype)]
+    return _orig_nids(mag)[g.get_partition_book().map_to_homo_nid(ids, ntype)]
 
 
 def test_graph_api_per_type(g):

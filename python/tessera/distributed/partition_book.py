@@ -40,6 +40,12 @@ class _TypeRanges:
         return torch.searchsorted(self.starts, ids, right=True) - 1
 
 
+def policy_sizes(info):
+    """[("node:<ntype>" | "edge:<etype>", rows)] of every node type, then every edge type."""
+    return ([(f"node:{t}", _TypeRanges(r).size) for t, r in zip(info["ntypes"], info["node_map"])] +
+            [(f"edge:{t}", _TypeRanges(r).size) for t, r in zip(info["etypes"], info["edge_map"])])
+
+
 class GraphPartitionBook:
     """DGL's RangePartitionBook over a Tessera partition config (as the C++ core read it)."""
 

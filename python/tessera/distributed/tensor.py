@@ -10,7 +10,7 @@ import torch
 
 from .. import _C
 from . import context
-from .partition_book import PartitionPolicy
+from .partition_book import PartitionPolicy, policy_sizes
 
 _DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.int32: "int32",
            torch.uint8: "uint8", torch.bool: "bool"}
@@ -62,16 +62,14 @@ def _policy_string(part_policy, shape, info):
 
 def _policy_by_size(rows, info):
     """DGL's rule: the one node (else edge) type with `rows` elements shards the tensor."""
-    def sizes(kind, names, maps):
-        return [(f"{kind}:{name}", sum(last - first for first, last in ranges)) for name, ranges in zip(names, maps)]
-
-    for kind, names, maps in (("node", info["ntypes"], info["node_map"]), ("edge", info["etypes"], info["edge_map"])):
-        matches = [policy for policy, size in sizes(kind, names, maps) if size == rows]
+    sizes = policy_sizes(info)
+    for kind in ("node:", "edge:"):
+        matches = [policy for policy, size in sizes if policy.startswith(kind) and size == rows]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
             raise ValueError(f"a tensor of {rows} rows could be sharded by {matches}: pass part_policy=")
-    counts = ", ".join(f"{p} has {n}" for p, n in sizes("node", info["ntypes"], info["node_map"]))
+    counts = ", ".join(f"{p} has {n}" for p, n in sizes if p.startswith("node:"))
     raise ValueError(f"cannot tell how to shard a tensor of {rows} rows: no node or edge type has that many "
                      f"({counts}); pass part_policy=")
 

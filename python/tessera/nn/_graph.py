@@ -55,8 +55,8 @@ def edge_softmax(graph, scores):
     return e / total[dst]
 
 
-def edge_weighted_sum(graph, messages, weights):
-    """sum over in-edges of weights[e] * messages[e], per destination."""
+def edge_weighted_sum(graph, messages, weights=None):
+    """sum over in-edges of weights[e] * messages[e] (messages[e] without weights), per destination."""
     dst = graph.dst_of_edges()
     out = torch.zeros((graph.number_of_dst_nodes(),) + tuple(messages.shape[1:]), dtype=messages.dtype)
-    return out.index_add_(0, dst, messages * weights)
+    return out.index_add_(0, dst, messages if weights is None else messages * weights)

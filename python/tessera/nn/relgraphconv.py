@@ -3,7 +3,7 @@ dgl.nn.pytorch.RelGraphConv's signature, parameters and math."""
 import torch
 from torch import nn
 
-from ._graph import check_block
+from ._graph import check_block, edge_weighted_sum
 from .typedlinear import TypedLinear
 
 
@@ -42,10 +42,8 @@ class RelGraphConv(nn.Module):
             raise ValueError(f"RelGraphConv: {etypes.shape[0]} edge types for a block of {g.number_of_edges()} "
                              f"edges (pass block.edata[dgl.ETYPE])")
         messages = self.linear_r(feat[g.indices], etypes, presorted)
-        if norm is not None:
-            messages = messages * norm.reshape(len(messages), -1)
+        h = edge_weighted_sum(g, messages, None if norm is None else norm.reshape(len(messages), -1))
         num_dst = g.number_of_dst_nodes()
-        h = messages.new_zeros(num_dst, messages.shape[1]).index_add(0, g.dst_of_edges(), messages)
         if self.layer_norm:
             h = self.layer_norm_weight(h)
         if self.bias:
