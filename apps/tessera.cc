@@ -44,11 +44,15 @@ int main(int argc, char** argv) {
   } catch (const tessera::Error& e) {
     fmt::print(stderr, "tessera: error: {}\n", e.what());
     return 1;
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "tessera: error: out of memory\n");
-    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tessera: error: {}\n", e.what());
+    // Escaped every with_context(): name at least the command.
+    std::string command;
+    for (const CLI::App* sub = &app; sub != nullptr;) {
+      const auto chosen = sub->get_subcommands();
+      sub = chosen.empty() ? nullptr : chosen.front();
+      if (sub != nullptr) command += (command.empty() ? "" : " ") + sub->get_name();
+    }
+    fmt::print(stderr, "tessera: error: in `tessera {}`: {}\n", command, tessera::describe(e));
     return 1;
   }
   return 0;

@@ -1,6 +1,6 @@
 // tessera._C: the extension module. Tessera's errors become Python exceptions carrying Tessera's message:
 // a dead or silent server ConnectionError, bad arguments TypeError / ValueError / IndexError (raised by the
-// bindings before anything is sent), anything else RuntimeError. No backtrace, no crash.
+// bindings before anything is sent), anything else RuntimeError (libtorch's without its C++ backtrace). No crash.
 #include <torch/extension.h>
 
 #include "bindings.h"
@@ -22,6 +22,15 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const py::error_already_set&) {
+      throw;  // a Python exception on its way back: pybind11 restores it
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const std::exception& e) {
+      // libtorch's errors without their C++ backtrace (TESSERA_DEBUG=1 keeps it)
+      PyErr_SetString(PyExc_RuntimeError, tessera::describe(e).c_str());
     }
   });
   bind_distributed(m);

@@ -129,7 +129,7 @@ Context::~Context() {
   try {
     finalize();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trainer {}: error while finishing: {}\n", env_.label(), e.what());
+    fmt::print(stderr, "trainer {}: error while finishing: {}\n", env_.label(), describe(e));
   }
 }
 

@@ -123,7 +123,7 @@ void PartitionServer::serve() {
     } catch (const std::exception& e) {
       // A bad request (unknown tensor, row out of range, malformed frames)
       // fails alone: the client gets the reason, the server keeps serving.
-      socket_->reply_error(request, fmt::format("{}: {}", who_, e.what()));
+      socket_->reply_error(request, fmt::format("{}: {}", who_, describe(e)));
     }
   }
 }
@@ -269,7 +269,7 @@ int run_server(const JobEnv& env) {
     fmt::print(stderr, "server {}: shut down (peak RSS {:.0f} MB)\n", env.label(), peak_rss_bytes() / 1e6);
     return g_stop ? 143 : 0;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "server {}: error: {}\n", env.label(), e.what());
+    fmt::print(stderr, "server {}: error: {}\n", env.label(), describe(e));
     return 1;
   }
 }

@@ -182,7 +182,12 @@ int run_kge_training(const KgeOptions& options) {
       Timer t;
       samplers[w]->next(&batch);
       since_log[w].sample += t.seconds();
-      kge_step.run(batch, *job.entities, *job.relations, &since_log[w]);
+      with_context(
+          [&] {
+            return fmt::format("KGE step {} of worker {} ({}, {} triples, {} negatives per chunk)", step + s + 1, w,
+                               o.model_name, batch.size(), batch.negatives_per_chunk);
+          },
+          [&] { kge_step.run(batch, *job.entities, *job.relations, &since_log[w]); });
     }
   };
   while (step < o.max_step) {

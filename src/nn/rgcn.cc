@@ -110,7 +110,9 @@ torch::Tensor RelGraphConvImpl::combine(const RelBlock& block, const std::vector
   const torch::Tensor w = relation_weights();
   std::vector<torch::Tensor> messages;
   for (int64_t r = 0; r < num_rels_; ++r)
-    if (relation_means[r].defined()) messages.push_back(relation_means[r].mm(w[r]));
+    if (relation_means[r].defined())
+      messages.push_back(with_context([&] { return fmt::format("relation {}", r); },
+                                      [&] { return relation_means[r].mm(w[r]); }));
   torch::Tensor out = torch::zeros({block.num_dst, out_}, h_dst.options());
   if (!messages.empty()) out = out.index_add(0, block.pair_dst, torch::cat(messages));
   if (norm) out = norm(out);
@@ -193,8 +195,9 @@ torch::Tensor RgcnImpl::first_layer(const RelBlock& block, const std::vector<Typ
     if (!group_of.index_select(0, sources).eq(k).all().item<bool>())
       fail("R-GCN: relation {} has sources of several node types", r);
     const torch::Tensor local_indptr = block.pair_indptr.narrow(0, p0, p1 - p0 + 1) - e0;
-    const torch::Tensor means = csr_mean(inputs[k].rows, local_indptr, row_of.index_select(0, sources));
-    relation_means[r] = project(inputs[k].ntype, means);
+    relation_means[r] = with_context(
+        [&] { return fmt::format("relation {} from node type '{}' ({} edges)", r, inputs[k].ntype, e1 - e0); },
+        [&] { return project(inputs[k].ntype, csr_mean(inputs[k].rows, local_indptr, row_of.index_select(0, sources))); });
   }
   return layers_[0]->combine(block, relation_means, embed(destinations, block.num_dst));
 }
@@ -203,9 +206,15 @@ torch::Tensor RgcnImpl::forward(const std::vector<RelBlock>& blocks, const std::
                                 bool aggregate_first) {
   if (blocks.size() != layers_.size())
     fail("R-GCN: {} blocks for {} layers", blocks.size(), layers_.size());
-  torch::Tensor h = aggregate_first ? first_layer(blocks[0], inputs)
-                                    : layers_[0]->forward(blocks[0], embed(inputs, blocks[0].num_src));
-  for (size_t i = 1; i < layers_.size(); ++i) h = layers_[i]->forward(blocks[i], dropout_(torch::relu(h)));
+  auto layer = [&](size_t i) {
+    return fmt::format("R-GCN layer {} ({} destination and {} source nodes)", i, blocks[i].num_dst, blocks[i].num_src);
+  };
+  torch::Tensor h = with_context([&] { return layer(0); }, [&] {
+    return aggregate_first ? first_layer(blocks[0], inputs)
+                           : layers_[0]->forward(blocks[0], embed(inputs, blocks[0].num_src));
+  });
+  for (size_t i = 1; i < layers_.size(); ++i)
+    h = with_context([&] { return layer(i); }, [&] { return layers_[i]->forward(blocks[i], dropout_(torch::relu(h))); });
   return h;
 }
 

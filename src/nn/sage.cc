@@ -123,9 +123,13 @@ torch::Tensor SageImpl::forward_layer(size_t i, const BlockTensors& block, const
   if (h.dim() != 2 || h.size(0) != block.num_src)
     fail("Sage: layer {} gets {} input rows but its block has {} sources", i, h.dim() == 2 ? h.size(0) : -1,
          block.num_src);
-  torch::Tensor out = layers_[i]->forward(h, block.indptr, block.indices, block.num_dst);
-  if (i + 1 < layers_.size()) out = dropout_(torch::relu(out));
-  return out;
+  return with_context(
+      [&] { return fmt::format("GraphSAGE layer {} ({} destination and {} source nodes)", i, block.num_dst, block.num_src); },
+      [&] {
+        torch::Tensor out = layers_[i]->forward(h, block.indptr, block.indices, block.num_dst);
+        if (i + 1 < layers_.size()) out = dropout_(torch::relu(out));
+        return out;
+      });
 }
 
 torch::Tensor SageImpl::forward(const std::vector<BlockTensors>& blocks, torch::Tensor x) {
