@@ -12,9 +12,9 @@ name=$(basename "$data" | tr 'A-Z' 'a-z')
 bin=$PWD/build/tessera
 dir=${BENCH_DIR:-/tmp/tessera-bench-rgcn-acc}/$name
 rm -rf "$dir" && mkdir -p "$dir"
-$bin partition --input "$data" --format rdf --add-reverse --graph-name "$name" --num-parts 2 --balance-train \
+$bin partition --input "$data" --format rdf --graph-name "$name" --num-parts 2 --balance-train \
   --out "$dir/p2" >/dev/null 2>&1
-$bin partition --input "$data" --format rdf --add-reverse --graph-name "$name" --num-parts 1 --out "$dir/p1" \
+$bin partition --input "$data" --format rdf --graph-name "$name" --num-parts 1 --out "$dir/p1" \
   >/dev/null 2>&1
 trainer=rgcn
 BENCH_PORT=${BENCH_PORT:-34450} . bench/accuracy_common.sh

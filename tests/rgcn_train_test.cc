@@ -88,7 +88,7 @@ TEST(RgcnTrain, AifbDistributedReachesTheRgcnPapersRange) {
   TESSERA_REQUIRE_SHARED("hetero/AIFB", aifb);
   TempDir dir;
   const std::string d = dir.path();
-  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --format rdf --add-reverse --graph-name aifb --num-parts 2 "
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --format rdf --graph-name aifb --num-parts 2 "
                                     "--balance-train --out {}/p2", aifb, d)).exit_code, 0);
   double mean = 0;
   for (int seed = 0; seed < 2; ++seed) {

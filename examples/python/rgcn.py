@@ -4,7 +4,7 @@ project them; every layer is a HeteroGraphConv of per-relation means (GraphConv,
 basis-decomposed relation weights (WeightBasis), then layer norm, bias and a self-loop. The math of
 `tessera train rgcn` and of DistDGL's R-GCN example, so the three can be compared.
 
-    tessera partition --input ../shared/data/hetero/AIFB --format rdf --add-reverse --graph-name aifb \
+    tessera partition --input ../shared/data/hetero/AIFB --format rdf --graph-name aifb \
         --num-parts 2 --balance-train --out data
     tessera launch --ip-config ip_config.txt --part-config data/aifb.json --num-trainers 1 --num-samplers 1 \
         "python3 examples/python/rgcn.py --graph-name aifb --ip-config ip_config.txt --part-config data/aifb.json \

@@ -80,7 +80,9 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
 
   // Vertex weights, one column per constraint. METIS balances at most a few
   // constraints well (and accepts at most 16), so the largest node types get
-  // a column each and all small types share one.
+  // a column each and all small types share one. A column of very little
+  // total weight cannot be balanced (one node of a type across 2 parts) and
+  // makes METIS leave a part empty: such small types count with the largest.
   const std::vector<int64_t> offsets = d.node_offsets();
   const int num_types = static_cast<int>(d.node_types.size());
   std::vector<int> order(num_types);
@@ -93,12 +95,17 @@ std::vector<int32_t> metis_assignment(const Dataset& d, const PartitionOptions& 
     const bool own = type_columns < kMaxTypeConstraints && d.node_types[t].count >= n / 20;
     type_column[t] = own ? type_columns++ : -1;
   }
-  const bool has_small_types = std::count(type_column.begin(), type_column.end(), -1) > 0;
+  int64_t small_nodes = 0;
   for (int t = 0; t < num_types; ++t)
-    if (type_column[t] < 0) type_column[t] = type_columns;
-  if (has_small_types) ++type_columns;
+    if (type_column[t] < 0) small_nodes += d.node_types[t].count;
+  const bool small_column =
+      small_nodes > 0 && (type_columns == 0 || small_nodes >= 4 * options.num_parts);
+  for (int t = 0; t < num_types; ++t)
+    if (type_column[t] < 0) type_column[t] = small_column ? type_columns : type_column[order[0]];
+  if (small_column) ++type_columns;
 
-  const bool balance_train = options.balance_train && d.num_train() > 0;
+  // The same for training nodes: a handful cannot be balanced (and need not be).
+  const bool balance_train = options.balance_train && d.num_train() >= 4 * options.num_parts;
   const int ncon = type_columns + (balance_train ? 1 : 0) + (options.balance_edges ? 1 : 0);
   std::vector<idx_t> vwgt(static_cast<size_t>(n) * ncon, 0);
   for (int t = 0; t < num_types; ++t)

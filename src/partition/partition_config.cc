@@ -190,4 +190,31 @@ int PartitionConfig::etype_dst(int etype) const {
   return static_cast<int>(std::find(ntypes.begin(), ntypes.end(), e.substr(e.rfind(':') + 1)) - ntypes.begin());
 }
 
+int64_t PartitionConfig::etype_count(int etype) const {
+  int64_t n = 0;
+  for (const IdRange& r : edge_map[etype]) n += r.second - r.first;
+  return n;
+}
+
+std::vector<std::string> PartitionConfig::labelled_types_without_in_edges() const {
+  std::vector<std::string> found;
+  for (size_t t = 0; t < ntypes.size(); ++t) {
+    const auto schema = node_feat_schema.find(ntypes[t]);
+    if (schema == node_feat_schema.end() || !schema->second.count("train_mask")) continue;
+    bool reached = false;
+    for (size_t e = 0; e < etypes.size() && !reached; ++e)
+      reached = etype_dst(static_cast<int>(e)) == static_cast<int>(t) && etype_count(static_cast<int>(e)) > 0;
+    if (!reached) found.push_back(ntypes[t]);
+  }
+  return found;
+}
+
+std::string PartitionConfig::without_in_edges_warning(const std::string& ntype) {
+  return fmt::format(
+      "warning: labelled node type '{}' has no incoming edge of any type, so message passing never reaches it "
+      "and a model sees only its own input; add the inverse relations (tessera partition --add-reverse; RDF input "
+      "has them unless --no-reverse is given)",
+      ntype);
+}
+
 }  // namespace tessera

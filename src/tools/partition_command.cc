@@ -2,6 +2,8 @@
 
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
+#include "tessera/partition/partition_config.h"
+#include "tessera/base/error.h"
 #include "tools/commands.h"
 #include "tessera/base/timer.h"
 
@@ -13,6 +15,7 @@ void add_partition_command(CLI::App& app) {
   auto input = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto add_reverse = std::make_shared<bool>(false);
+  auto no_reverse = std::make_shared<bool>(false);
   auto rename = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
   cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
@@ -26,16 +29,25 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--seed", options->seed, "random seed (METIS and random partitioning)");
   cmd->add_option("--out,--output", options->out_dir, "output directory")->required();
   cmd->add_flag("--add-reverse,--add_reverse", *add_reverse,
-                "add a reverse edge type rev-<relation> for every edge type (R-GCN on ogbn-mag / RDF data)");
+                "add a reverse edge type rev-<relation> for every edge type (R-GCN on ogbn-mag); RDF input "
+                "gets them by default");
+  cmd->add_flag("--no-reverse,--no_reverse", *no_reverse,
+                "RDF input: leave out the inverse relations rev-<predicate> that DGL's RDF datasets include "
+                "(the labelled type may then receive no messages)");
   cmd->add_option("--rename", *rename,
                   "rename node data, OLD=NEW[,OLD=NEW...] (DGL's example scripts read features / labels: "
                   "--rename feat=features,label=labels)");
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
-  cmd->callback([options, read, input, as_json, add_reverse, rename] {
+  cmd->callback([options, read, input, as_json, add_reverse, no_reverse, rename] {
     check_partition_options(*options);
+    if (*add_reverse && *no_reverse) fail("--add-reverse and --no-reverse contradict each other: give one");
     Timer timer;
+    const bool rdf = (read->format == "auto" ? detect_format(*input) : read->format) == "rdf";
     Dataset d = read_dataset(*input, *read);
-    if (*add_reverse) add_reverse_edges(&d);
+    // DGL's RDF datasets (AIFB, MUTAG, BGS, AM) include every predicate's
+    // inverse: labelled entities are often only subjects, and without the
+    // inverse they would receive no messages.
+    if (*add_reverse || (rdf && !*no_reverse)) add_reverse_edges(&d);
     if (!rename->empty()) rename_node_data(&d, *rename);
     PartitionOptions o = *options;
     if (o.graph_name.empty()) o.graph_name = d.name;
@@ -44,6 +56,9 @@ void add_partition_command(CLI::App& app) {
                d.node_types.size(), d.edge_types.size(), d.num_nodes(), d.num_edges(), read_s);
     PartitionReport r = partition_dataset(d, o);
     r.read_s = read_s;
+    const PartitionConfig written = PartitionConfig::load(fmt::format("{}/{}.json", o.out_dir, o.graph_name));
+    for (const std::string& ntype : written.labelled_types_without_in_edges())
+      fmt::print(stderr, "{}\n", PartitionConfig::without_in_edges_warning(ntype));
     fmt::print(stderr, "{} partitioning into {}: {:.2f}s, reshuffle {:.2f}s, write {:.2f}s\n", o.method, o.num_parts,
                r.assign_s, r.reshuffle_s, r.write_s);
     const double total = r.read_s + r.assign_s + r.reshuffle_s + r.write_s;

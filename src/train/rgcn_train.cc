@@ -99,6 +99,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   const std::string category = predict_category(config, o.predict_category);
   const int category_type = static_cast<int>(std::find(config.ntypes.begin(), config.ntypes.end(), category) -
                                              config.ntypes.begin());
+  warn_if_unreachable(*ctx, category);
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "rgcn-" + config.graph_name : o.out_dir;
   RunLog log = open_run_log(*ctx, out_dir);
@@ -142,6 +143,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
 
   // Seeds: this trainer's share of the category's split, as homogeneous IDs.
   distributed::NodeSplits split = distributed::split_masks(*ctx, g, category);
+  split.train = every_trainer_gets_seeds(*ctx, split.train);
   for (std::vector<int64_t>* ids : {&split.train, &split.val, &split.test})
     for (int64_t& id : *ids) id = ctx->book().homogeneous_node(category_type, id);
   const std::vector<int64_t>& train_ids = split.train;
@@ -201,6 +203,10 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
         if (sparse_optimizer) sparse_optimizer->flush();
         for (const int k : bt.embedded) {
           const sampling::TypedInputs& group = batch.inputs[k];
+          // No gradient: these rows did not reach the loss (a type whose
+          // nodes send no message to the seeds, without a self-loop).
+          // Their gradient is zero and, as in DGL, they are not updated.
+          if (!bt.inputs[k].rows.grad().defined()) continue;
           const torch::Tensor grad = bt.inputs[k].rows.grad().contiguous();
           sparse_optimizer->step_async(*embeddings[group.ntype], group.ids.data(),
                                        static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());

@@ -30,6 +30,7 @@ int run_sage_training(const SageTrainOptions& o) {
     fail("{} has {} node types: GraphSAGE here is for homogeneous graphs (use tessera train rgcn)", ctx->part_config_path(),
          g.ntypes().size());
   const std::string& ntype = g.ntypes()[0];
+  warn_if_unreachable(*ctx, ntype);
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = o.out_dir.empty() ? "sage-" + ctx->config().graph_name : o.out_dir;
   RunLog log = open_run_log(*ctx, out_dir);
@@ -47,7 +48,8 @@ int run_sage_training(const SageTrainOptions& o) {
   mo.aggregator = o.aggregator;
   nn::validate(mo);
 
-  const distributed::NodeSplits split = distributed::split_masks(*ctx, g);
+  distributed::NodeSplits split = distributed::split_masks(*ctx, g);
+  split.train = every_trainer_gets_seeds(*ctx, split.train);
 
   sampling::SamplerOptions so;
   so.fanouts = fanouts;

@@ -121,7 +121,13 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
       Timer t;
       if (!loader.next(&batch)) break;
       const double wait = t.seconds();
-      const StepResult r = step(batch);
+      const StepResult r = with_context(
+          [&] {
+            return fmt::format("training step {} of epoch {} on trainer {} (batch of {} seeds, {} input nodes)", s + 1,
+                               epoch, ctx_.rank(), batch.seeds.size(),
+                               batch.blocks.empty() ? 0 : batch.blocks.front().num_src());
+          },
+          [&] { return step(batch); });
       ep.add_step(batch, wait, r);
       window.add_step(batch, wait, r);
       log_.progress(epoch, s + 1, steps_per_epoch);
@@ -154,7 +160,8 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
     record.update(ep.times());
     std::string eval_text;
     if ((epoch + 1) % options_.eval_every == 0 || epoch + 1 == options_.num_epochs) {
-      std::tie(summary_.val_acc, summary_.test_acc) = evaluate();
+      std::tie(summary_.val_acc, summary_.test_acc) = with_context(
+          [&] { return fmt::format("evaluating after epoch {} on trainer {}", epoch, ctx_.rank()); }, evaluate);
       record["val_acc"] = summary_.val_acc;
       record["test_acc"] = summary_.test_acc;
       eval_text = fmt::format(" | Val Acc {:.4f} | Test Acc {:.4f}", summary_.val_acc, summary_.test_acc);
@@ -222,6 +229,12 @@ std::unique_ptr<distributed::Context> join_job(const NodeTrainOptions& o) {
   return ctx;
 }
 
+void warn_if_unreachable(const distributed::Context& ctx, const std::string& category) {
+  if (ctx.rank() != 0) return;
+  for (const std::string& ntype : ctx.config().labelled_types_without_in_edges())
+    if (ntype == category) fmt::print(stderr, "{}\n", PartitionConfig::without_in_edges_warning(ntype));
+}
+
 std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag) {
   std::vector<int64_t> f = sampling::parse_fanouts(text, flag);
   if (f.size() == 1) f.assign(layers, f[0]);
@@ -273,6 +286,17 @@ sampling::LoaderOptions loader_options(const distributed::Context& ctx, const No
   return lo;
 }
 
+std::vector<int64_t> every_trainer_gets_seeds(distributed::Context& ctx, const std::vector<int64_t>& share) {
+  const std::vector<std::vector<int64_t>> shares = ctx.collectives().all_gather(share);
+  bool someone_without = false;
+  for (const auto& s : shares) someone_without = someone_without || s.empty();
+  if (!someone_without) return share;
+  std::vector<int64_t> all;
+  for (const auto& s : shares) all.insert(all.end(), s.begin(), s.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 int64_t equalize_steps(distributed::Context& ctx, sampling::DistDataLoader& loader, int64_t max_batches,
                        int64_t* total_seeds) {
   int64_t steps = loader.batches_per_epoch();
@@ -282,7 +306,8 @@ int64_t equalize_steps(distributed::Context& ctx, sampling::DistDataLoader& load
     *total_seeds += v.at(1);
   }
   if (max_batches >= 0) steps = std::min(steps, max_batches);
-  if (steps == 0) fail("a trainer has no training batch: fewer training nodes than trainers");
+  if (*total_seeds == 0) fail("no training nodes: the graph's train_mask selects none");
+  if (steps == 0) fail("a trainer has no training batch (use every_trainer_gets_seeds)");
   loader.limit_batches(steps);
   return steps;
 }

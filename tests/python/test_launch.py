@@ -68,7 +68,7 @@ AIFB_RGCN = ("--graph-name aifb --num-epochs 30 --fanout 20,20 --batch-size 16 -
 def test_rgcn_example_on_aifb_two_machines(tmp_path):
     """Featureless node types learn DistEmbedding rows on the servers; 5 seeds, as bench/rgcn_accuracy.sh."""
     part = str(tmp_path / "p2" / "aifb.json")
-    tessera("partition", "--input", shared("hetero/AIFB"), "--format", "rdf", "--add-reverse", "--graph-name", "aifb",
+    tessera("partition", "--input", shared("hetero/AIFB"), "--format", "rdf", "--graph-name", "aifb",
             "--num-parts", "2", "--balance-train", "--out", str(tmp_path / "p2"))
     accs = [example("rgcn.py", part, s, AIFB_RGCN, str(tmp_path))["test_acc"] for s in range(5)]
     print(f"R-GCN example, AIFB, 2 machines: {accs}, mean {statistics.mean(accs):.4f}")

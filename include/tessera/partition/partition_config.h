@@ -59,6 +59,14 @@ struct PartitionConfig {
   int node_type_of(int64_t node_id) const;  // by range lookup
   int etype_src(int etype) const;           // source node type id
   int etype_dst(int etype) const;
+  int64_t etype_count(int etype) const;     // edges of that type over all partitions
+
+  // Labelled node types (those with a train_mask) that no edge of any type points
+  // to: message-passing layers send them nothing, so a model sees only their
+  // own inputs. Usually a relation whose reverse is missing.
+  std::vector<std::string> labelled_types_without_in_edges() const;
+  // The warning `tessera partition` and the trainers print for each of them.
+  static std::string without_in_edges_warning(const std::string& ntype);
 
  private:
   std::vector<int64_t> part_node_starts_;  // part p owns [starts[p], starts[p+1])

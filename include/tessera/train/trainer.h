@@ -80,6 +80,10 @@ void validate(const NodeTrainOptions& options, std::vector<int64_t>* fanouts, st
 // ip_config / num_threads, then checks --graph-name against the graph.
 std::unique_ptr<distributed::Context> join_job(const NodeTrainOptions& options);
 
+// Prints, on the logging trainer, the warning of
+// PartitionConfig::without_in_edges_warning when no edge reaches `category`.
+void warn_if_unreachable(const distributed::Context& ctx, const std::string& category);
+
 // How an EpochLoop runs.
 struct EpochLoopOptions {
   int num_epochs = 1;
@@ -152,6 +156,13 @@ void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& co
 // The training loader's options from the shared flags: --batch-size,
 // --seed, and --num-samplers sampler threads (else the launcher's count).
 sampling::LoaderOptions loader_options(const distributed::Context& ctx, const NodeTrainOptions& options);
+
+// This trainer's seeds given its `share` of the training nodes: the share
+// itself, unless some trainer has none (fewer training nodes than trainers,
+// since shares are even): then every trainer takes all of them, so each has
+// a batch and the averaged gradient is what one trainer would compute.
+// Collective.
+std::vector<int64_t> every_trainer_gets_seeds(distributed::Context& ctx, const std::vector<int64_t>& share);
 
 // Caps `loader` at the steps every trainer can run per epoch (the minimum
 // over trainers, so no all-reduce waits on one that ran out; and at
