@@ -23,12 +23,6 @@ struct Collectives::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
 };
 
-namespace {
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-}  // namespace
-
 Rendezvous::Rendezvous(const std::string& addr, int port, bool host, int timeout_s)
     : impl_(std::make_unique<Impl>()), timeout_s_(timeout_s) {
   impl_->where = addr + ":" + std::to_string(port);
@@ -41,9 +35,9 @@ Rendezvous::Rendezvous(const std::string& addr, int port, bool host, int timeout
     impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, options);
   } catch (const std::exception& e) {
     if (host)
-      fail("cannot host the rendezvous store on {} (machine 0's base port): {}", impl_->where, first_line(e.what()));
+      fail("cannot host the rendezvous store on {} (machine 0's base port): {}", impl_->where, describe(e));
     fail("cannot reach the rendezvous store at {} within {} s (is machine 0's main server running?): {}",
-         impl_->where, timeout_s, first_line(e.what()));
+         impl_->where, timeout_s, describe(e));
   }
 }
 
@@ -53,7 +47,7 @@ void Rendezvous::set(const std::string& key, const std::string& value) {
   try {
     impl_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
   } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot set '{}': {}", impl_->where, key, first_line(e.what()));
+    fail("rendezvous store {}: cannot set '{}': {}", impl_->where, key, describe(e));
   }
 }
 
@@ -63,7 +57,7 @@ std::string Rendezvous::get(const std::string& key) {
     return std::string(v.begin(), v.end());
   } catch (const std::exception& e) {
     fail("rendezvous store {}: no value for '{}' within {} s: {}", impl_->where, key, timeout_s_,
-         first_line(e.what()));
+         describe(e));
   }
 }
 
@@ -71,7 +65,7 @@ bool Rendezvous::check(const std::string& key) {
   try {
     return impl_->store->check({key});
   } catch (const std::exception& e) {
-    fail("rendezvous store {}: {}", impl_->where, first_line(e.what()));
+    fail("rendezvous store {}: {}", impl_->where, describe(e));
   }
 }
 
@@ -79,7 +73,7 @@ int64_t Rendezvous::add(const std::string& key, int64_t delta) {
   try {
     return impl_->store->add(key, delta);
   } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot add to '{}': {}", impl_->where, key, first_line(e.what()));
+    fail("rendezvous store {}: cannot add to '{}': {}", impl_->where, key, describe(e));
   }
 }
 
@@ -87,7 +81,7 @@ void Rendezvous::remove(const std::string& key) {
   try {
     impl_->store->deleteKey(key);
   } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot delete '{}': {}", impl_->where, key, first_line(e.what()));
+    fail("rendezvous store {}: cannot delete '{}': {}", impl_->where, key, describe(e));
   }
 }
 
@@ -113,7 +107,7 @@ Collectives::Collectives(Rendezvous* store, const std::string& prefix, int rank,
     options->threads = 2;
     impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
   } catch (const std::exception& e) {
-    fail("trainer {} of {} cannot join the Gloo group on {}: {}", rank, size, my_ip, first_line(e.what()));
+    fail("trainer {} of {} cannot join the Gloo group on {}: {}", rank, size, my_ip, describe(e));
   }
 }
 
@@ -126,7 +120,7 @@ void run(c10d::ProcessGroupGloo* group, torch::Tensor tensor, const char* what) 
   try {
     group->allreduce(tensors)->wait();
   } catch (const std::exception& e) {
-    fail("{} failed (a trainer died?): {}", what, first_line(e.what()));
+    fail("{} failed (a trainer died?): {}", what, describe(e));
   }
 }
 
@@ -150,7 +144,7 @@ void Collectives::broadcast(float* data, int64_t count, int root) {
   try {
     impl_->group->broadcast(tensors, options)->wait();
   } catch (const std::exception& e) {
-    fail("broadcast failed (a trainer died?): {}", first_line(e.what()));
+    fail("broadcast failed (a trainer died?): {}", describe(e));
   }
 }
 
@@ -159,7 +153,7 @@ void Collectives::barrier() {
   try {
     impl_->group->barrier()->wait();
   } catch (const std::exception& e) {
-    fail("barrier failed (a trainer died?): {}", first_line(e.what()));
+    fail("barrier failed (a trainer died?): {}", describe(e));
   }
 }
 

@@ -5,8 +5,6 @@
 
 namespace tessera::nn {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nlohmann::json& config,
                       const std::string& dir) {
   StagedDirectory staged(dir);
@@ -16,7 +14,7 @@ void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nl
     module->save(archive);
     archive.save_to(model_path);
   } catch (const c10::Error& e) {
-    fail("{}: cannot write the model: {}", model_path, first_line(e.what()));
+    fail("{}: cannot write the model: {}", model_path, describe(e));
   }
   write_text_file(staged.path() + "/config.json", config.dump(2) + "\n");
   staged.commit();

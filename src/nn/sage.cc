@@ -192,7 +192,7 @@ Sage load_sage(const std::string& dir, SageOptions* out) {
   try {
     torch::load(model, model_path);
   } catch (const c10::Error& e) {
-    fail("{}: cannot load the model: {}", model_path, first_line(e.what()));
+    fail("{}: cannot load the model: {}", model_path, describe(e));
   }
   if (out != nullptr) *out = o;
   return model;

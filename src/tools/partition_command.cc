@@ -42,12 +42,13 @@ void add_partition_command(CLI::App& app) {
     check_partition_options(*options);
     if (*add_reverse && *no_reverse) fail("--add-reverse and --no-reverse contradict each other: give one");
     Timer timer;
-    const bool rdf = (read->format == "auto" ? detect_format(*input) : read->format) == "rdf";
-    Dataset d = read_dataset(*input, *read);
+    ReadOptions how = *read;
+    if (how.format == "auto" || how.format.empty()) how.format = detect_format(*input);  // once: rdf decides below
+    Dataset d = read_dataset(*input, how);
     // DGL's RDF datasets (AIFB, MUTAG, BGS, AM) include every predicate's
     // inverse: labelled entities are often only subjects, and without the
     // inverse they would receive no messages.
-    if (*add_reverse || (rdf && !*no_reverse)) add_reverse_edges(&d);
+    if (*add_reverse || (how.format == "rdf" && !*no_reverse)) add_reverse_edges(&d);
     if (!rename->empty()) rename_node_data(&d, *rename);
     PartitionOptions o = *options;
     if (o.graph_name.empty()) o.graph_name = d.name;

@@ -4,7 +4,7 @@
 //
 // A public header whose API is libtorch's: it includes <torch/torch.h>. save_model_files() only reads the
 // module (no other thread may change it meanwhile) and keeps no reference to it. Errors are tessera::Error
-// naming the file (libtorch's own error reduced to its first line); a failed save leaves no partial model in dir.
+// naming the file (libtorch's own error on one line, tessera::describe); a failed save leaves no partial model in dir.
 #pragma once
 
 #include <torch/torch.h>
@@ -18,8 +18,5 @@ namespace tessera::nn {
 
 void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nlohmann::json& config,
                       const std::string& dir);
-
-// The first line of a libtorch error (the rest is a C++ stack trace).
-std::string first_line(const std::string& text);
 
 }  // namespace tessera::nn

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import torch
 
 from .. import NID
+from ..distributed.partition_book import TypesOfBook
 from .block import Block, _Copies, _Frame
 
 
@@ -62,7 +63,7 @@ class _Space:
         return SimpleNamespace(data=frames[self._resolve(key)])
 
 
-class HeteroBlock(_Copies):
+class HeteroBlock(_Copies, TypesOfBook):
     """A heterogeneous DGLBlock: srctypes / dsttypes / canonical_etypes, number_of_src_nodes(ntype),
     srcdata[dgl.NID] ({ntype: type-local IDs}), block[etype] (a Block), to(device), local_var()."""
 
@@ -100,29 +101,8 @@ class HeteroBlock(_Copies):
     def dsttypes(self):
         return list(self._ntypes)
 
-    @property
-    def ntypes(self):
-        return list(self._ntypes)
-
-    @property
-    def canonical_etypes(self):
-        return list(self._canonical)
-
-    @property
-    def etypes(self):
-        return [c[1] for c in self._canonical]
-
     def is_homogeneous(self):
         return False
-
-    def to_canonical_etype(self, etype):
-        return self._canonical[self._book._etype_id(etype)]
-
-    def get_ntype_id(self, ntype):
-        return self._book._ntype_id(ntype)
-
-    def get_etype_id(self, etype):
-        return self._book._etype_id(etype)
 
     # --- sizes ---
     def number_of_src_nodes(self, ntype=None):

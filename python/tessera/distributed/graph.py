@@ -5,7 +5,7 @@ import torch
 
 from .. import _C
 from . import context
-from .partition_book import DEFAULT_NTYPE, GraphPartitionBook
+from .partition_book import DEFAULT_NTYPE, GraphPartitionBook, TypesOfBook
 from .tensor import DistTensor
 
 
@@ -90,7 +90,7 @@ class _TypeViews:
         return _TypeView(g._edge_view(type_name))
 
 
-class DistGraph:
+class DistGraph(TypesOfBook):
     """DistGraph(graph_name, gpb=None, part_config=None): the partitioned graph.
 
     Launched, the graph is the job's (part_config, if given, must be the launcher's); standalone, part_config
@@ -118,18 +118,6 @@ class DistGraph:
         return self._info["graph_name"]
 
     @property
-    def ntypes(self):
-        return self._book.ntypes
-
-    @property
-    def etypes(self):
-        return self._book.etypes
-
-    @property
-    def canonical_etypes(self):
-        return self._book.canonical_etypes
-
-    @property
     def idtype(self):
         return torch.int64
 
@@ -139,15 +127,6 @@ class DistGraph:
 
     def is_homogeneous(self):
         return len(self.ntypes) == 1 and len(self.canonical_etypes) == 1
-
-    def to_canonical_etype(self, etype):
-        return self._book.canonical_etypes[self._book._etype_id(etype)]
-
-    def get_ntype_id(self, ntype):
-        return self._book._ntype_id(ntype)
-
-    def get_etype_id(self, etype):
-        return self._book._etype_id(etype)
 
     def num_nodes(self, ntype=None):
         if ntype is None:
