@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   tessera::add_gen_command(app);
   tessera::add_partition_command(app);
   tessera::add_inspect_command(app);
+  tessera::add_report_command(app);
   tessera::add_launch_command(app);
   tessera::add_copy_command(app);
   tessera::add_train_command(app);

@@ -1,6 +1,7 @@
 #include "tessera/base/process.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
@@ -15,6 +16,20 @@ bool process_alive(pid_t pid) {
   if (!std::getline(stat, line)) return true;
   const size_t close = line.rfind(')');
   return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+std::vector<std::string> process_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
 }
 
 }  // namespace tessera

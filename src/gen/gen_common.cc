@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/progress.h"
 #include "tessera/base/error.h"
 
 namespace tessera {
@@ -68,6 +69,7 @@ void generate_unique_edges(int64_t target, bool symmetric, uint64_t seed, uint64
   std::vector<uint64_t> keys;
   keys.reserve(static_cast<size_t>(wanted * 1.1) + 16);
   constexpr int kChunks = 64;
+  Progress bar("gen: edges", wanted);
   for (int round = 0; static_cast<int64_t>(keys.size()) < wanted; ++round) {
     if (round > 40) fail("could not draw {} distinct edges: the graph is too dense for its node count", wanted);
     const int64_t deficit = wanted - static_cast<int64_t>(keys.size());
@@ -85,10 +87,12 @@ void generate_unique_edges(int64_t target, bool symmetric, uint64_t seed, uint64
         if (symmetric && u > v) std::swap(u, v);
         out.push_back((static_cast<uint64_t>(u) << 32) | static_cast<uint64_t>(v));
       }
+      bar.add(static_cast<int64_t>(out.size()));
     }
     for (auto& c : chunk) keys.insert(keys.end(), c.begin(), c.end());
     __gnu_parallel::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    bar.set(static_cast<int64_t>(keys.size()));  // duplicates drawn do not count
   }
   // Drop a random surplus (not the largest keys, which would bias the graph).
   if (static_cast<int64_t>(keys.size()) > wanted) {
@@ -128,6 +132,7 @@ Array class_features(const std::vector<int64_t>* node_class, int64_t n, int64_t 
   float* f = feat.data<float>();
   constexpr int64_t kRowsPerChunk = 4096;
   const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
+  Progress bar("gen: features", n);
 #pragma omp parallel for schedule(dynamic, 4)
   for (int64_t c = 0; c < chunks; ++c) {
     Rng rng(seed, (stream << 32) + c);
@@ -136,6 +141,7 @@ Array class_features(const std::vector<int64_t>* node_class, int64_t n, int64_t 
       for (int64_t j = 0; j < dim; ++j)
         f[i * dim + j] = static_cast<float>(rng.normal() + (mu ? signal * mu[j] : 0.0));
     }
+    bar.add(std::min(n, (c + 1) * kRowsPerChunk) - c * kRowsPerChunk);
   }
   return feat;
 }

@@ -95,7 +95,7 @@ RankSums evaluate(KgeJob& job, const Array& triples, const ScoreFunction& score,
   const torch::Tensor relations = job.relations->view();
   const int64_t n = triples.rows();
   const int64_t begin = n * job.rank() / job.world_size(), end = n * (job.rank() + 1) / job.world_size();
-  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed};
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed, job.logs()};
   RankSums mine = rank_triples(triples, begin, end, entities, relations, score, &known, ro);
   if (!job.distributed()) return mine;
   auto a = mine.as_array();
@@ -121,6 +121,24 @@ int64_t next_stop(int64_t step, const KgeOptions& o, bool distributed) {
   return stop;
 }
 
+// Every worker's own rates and time split since the last log line, over all
+// trainers (collective when distributed): what `tessera report` draws per trainer.
+nlohmann::json worker_records(KgeJob& job, const std::vector<StepTimes>& since_log, double seconds) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (size_t w = 0; w < since_log.size(); ++w) {
+    const StepTimes& t = since_log[w];
+    mine.push_back({{"rank", job.rank()}, {"worker", w}, {"label", fmt::format("trainer {} worker {}", job.rank(), w)},
+                    {"steps_per_s", t.steps / seconds}, {"triples_per_s", t.triples / seconds},
+                    {"sample_s", t.sample}, {"pull_s", t.pull}, {"compute_s", t.compute}, {"push_s", t.push},
+                    {"peak_rss_mb", peak_rss_bytes() / 1e6}});
+  }
+  if (!job.distributed()) return mine;
+  nlohmann::json all = nlohmann::json::array();
+  for (const nlohmann::json& trainer : train::gather_records(job.ctx->collectives(), mine))
+    for (const nlohmann::json& worker : trainer) all.push_back(worker);
+  return all;
+}
+
 }  // namespace
 
 int run_kge_training(const KgeOptions& options) {
@@ -139,6 +157,11 @@ int run_kge_training(const KgeOptions& options) {
   const nlohmann::json config = model_config(o, job.kg);
   if (job.logs()) fs::create_directories(o.save_path);
   train::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs());
+  nlohmann::json run = job.distributed() ? train::describe_job(*job.ctx)
+                                         : nlohmann::json{{"graph_name", job.kg.name}, {"trainers", 1}, {"machines", 1}};
+  run["tool"] = "kge train";
+  run["config"] = config;
+  log.describe_run(run);
   log.line(fmt::format("{}: {} entities, {} relations, {} training triples{}; {} (entity rows {}, relation rows {}), "
                        "{} worker(s) x {} thread(s)",
                        job.kg.name, job.kg.num_entities, job.kg.num_relations, job.known_train.rows(),
@@ -190,6 +213,7 @@ int run_kge_training(const KgeOptions& options) {
           [&] { kge_step.run(batch, *job.entities, *job.relations, &since_log[w]); });
     }
   };
+  log.progress("training", step, o.max_step);
   while (step < o.max_step) {
     const int64_t stop = next_stop(step, o, job.distributed());
     if (samplers.size() == 1) {
@@ -213,6 +237,7 @@ int run_kge_training(const KgeOptions& options) {
         if (e) std::rethrow_exception(e);
     }
     step = stop;
+    log.progress("training", step, o.max_step);
     if (job.distributed() && (step % o.force_sync_interval == 0 || step == o.max_step)) {
       job.entities->flush();
       job.sync_relations();
@@ -230,7 +255,8 @@ int run_kge_training(const KgeOptions& options) {
       log.metrics({{"step", step}, {"loss", sum.loss / n}, {"pos_loss", sum.positive / n},
                    {"neg_loss", sum.negative / n}, {"regularization", sum.regularization / n},
                    {"triples_per_s", sum.triples / seconds}, {"steps_per_s", sum.steps / seconds},
-                   {"sample_s", sum.sample}, {"pull_s", sum.pull}, {"compute_s", sum.compute}, {"push_s", sum.push}});
+                   {"sample_s", sum.sample}, {"pull_s", sum.pull}, {"compute_s", sum.compute}, {"push_s", sum.push},
+                   {"trainers", worker_records(job, since_log, seconds)}});
       for (size_t w = 0; w < since_log.size(); ++w) {
         total[w].add(since_log[w]);
         since_log[w] = StepTimes{};
@@ -306,7 +332,7 @@ int run_kge_evaluation(const KgeOptions& options) {
   train::RunLog log("", true);
   Timer t;
   const Array test = eval_subset(kg.test, o.eval_percent, o.seed + 1);
-  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed};
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed, true};
   nlohmann::json m = metrics_json(rank_triples(test, 0, test.rows(), tables.entities, tables.relations, *score, &known, ro), "test");
   log.line(metrics_line(m, "test") + fmt::format(" in {:.1f}s", t.seconds()));
   m["model"] = o.model_name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/progress.h"
 #include "tessera/kge/knowledge_graph.h"
 #include "tessera/base/random.h"
 
@@ -49,7 +50,7 @@ constexpr int64_t kScoreBudget = int64_t{1} << 24;  // elements one scoring call
 // tail (head_query false) or the head, `anchor` the other end.
 void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_query, const torch::Tensor& entities,
                     const torch::Tensor& relations, const ScoreFunction& score, const KnownTriples* known,
-                    const RankOptions& o, RankSums* sums) {
+                    const RankOptions& o, RankSums* sums, Progress* bar) {
   const int64_t num_entities = entities.size(0);
   const bool sampled = o.neg_sample_size_eval > 0;
   const int64_t candidates = sampled ? o.neg_sample_size_eval : num_entities;
@@ -102,6 +103,7 @@ void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_
       ranks[i] = 1 + better;
     }
     for (int64_t r : ranks) sums->add(r);
+    bar->add(k);
   }
 }
 
@@ -113,8 +115,9 @@ RankSums rank_triples(const Array& triples, int64_t begin, int64_t end, const to
   torch::NoGradGuard no_grad;
   RankSums sums;
   const KnownTriples* filter = options.filtered ? known : nullptr;
+  Progress bar("ranking", 2 * (end - begin), stdout, options.progress);
   for (bool head_query : {false, true})
-    rank_direction(triples, begin, end, head_query, entities, relations, score, filter, options, &sums);
+    rank_direction(triples, begin, end, head_query, entities, relations, score, filter, options, &sums, &bar);
   return sums;
 }
 

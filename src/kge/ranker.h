@@ -48,6 +48,7 @@ struct RankOptions {
   int64_t neg_sample_size_eval = -1;  // -1: every entity is a candidate
   int64_t batch_size_eval = 8;        // sampled mode: queries sharing one candidate set
   uint64_t seed = 0;
+  bool progress = false;              // a bar of the queries ranked, on a terminal (base/progress.h)
 };
 
 // Ranks triples [begin, end) of `triples` (int64 [n, 3]) with the trained

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/progress.h"
 #include "host_roles.h"
 #include "parallel_commands.h"
 #include "ssh.h"
@@ -115,7 +116,11 @@ void copy_files(const CopyOptions& options) {
     lines.push_back(line);
   }
   Timer timer;
-  const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, 24 * 3600);
+  std::vector<CommandOutcome> outcomes;
+  {
+    Progress bar("copy: machines", static_cast<int64_t>(lines.size()));
+    outcomes = run_in_parallel(lines, 24 * 3600, &bar);
+  }
   for (size_t m = 0; m < machines.size(); ++m) {
     const CommandOutcome& r = outcomes[m];
     if (r.exit_code != 0)

@@ -8,6 +8,7 @@
 //   num_servers: 1                     # per host
 //   num_samplers: 0                    # per trainer
 //   timeout: 60
+//   run_dir: runs/sage                 # as launch --run-dir
 //   extra_envs: {OMP_NUM_THREADS: 1}
 //   ssh: {port: 22, username: me, key: ~/.ssh/id_ed25519, connect_timeout: 5, options: [Key=Value]}
 //   hosts:                             # required; machine i = hosts[i]
@@ -125,7 +126,7 @@ int run_launch_job(const std::string& job_file) {
   }
   const JobReader r(job_file);
   r.only(job, {"command", "part_config", "workspace", "ip_config", "num_servers", "num_samplers", "timeout",
-               "extra_envs", "ssh", "hosts"},
+               "extra_envs", "ssh", "hosts", "run_dir"},
          "");
   LaunchOptions o;
   o.job_file = job_file;
@@ -137,6 +138,7 @@ int run_launch_job(const std::string& job_file) {
   o.num_servers = r.get<int>(job, "num_servers", "", 1);
   o.num_samplers = r.get<int>(job, "num_samplers", "", 0);
   o.timeout_s = r.get<int>(job, "timeout", "", o.timeout_s);
+  o.run_dir = r.get<std::string>(job, "run_dir", "", "");
   if (const YAML::Node envs = job["extra_envs"]) {
     if (!envs.IsMap()) fail("{}:{}: extra_envs should map names to values", job_file, envs.Mark().line + 1);
     std::string group;

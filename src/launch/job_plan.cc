@@ -70,7 +70,8 @@ std::vector<std::string> job_variable_names() {
     env.num_server_machines = 1;
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
-  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"}) names.insert(name);
+  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TESSERA_RUN_DIR"})
+    names.insert(name);
   return {names.begin(), names.end()};
 }
 
@@ -293,6 +294,8 @@ JobPlan plan_job(const LaunchOptions& o) {
         // spin after each parallel region starve the others (measured:
         // loopback pulls at a third of their speed with OMP_WAIT_POLICY=active).
         if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
+        // Where the built-in trainers write by default (--out, --save_path).
+        if (!o.run_dir.empty()) vars.emplace_back("TESSERA_RUN_DIR", o.run_dir);
         vars.insert(vars.end(), extra.begin(), extra.end());
         const MachineAddress& machine = plan.machines[m];
         ProcessSpec spec{machine.host, !plan.machine_is_local[m], plan.workspaces[m], o.command, vars, reserved};

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,9 @@
 #include "job_plan.h"
 #include "line_relay.h"
 #include "remote_hosts.h"
+#include "run_record.h"
 #include "supervisor.h"
+#include "tessera/base/error.h"
 #include "tessera/store/shared_memory.h"
 
 namespace tessera::launch {
@@ -63,14 +66,24 @@ int run_launch(const LaunchOptions& options) {
   SupervisorOptions supervise;
   supervise.grace_s = options.grace_s;
   supervise.server_wait_s = options.server_wait_s;
+  const double start_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Supervisor supervisor(spawner, supervise);
   int code;
   try {
-    code = Supervisor(spawner, supervise).run(plan.processes);
+    code = supervisor.run(plan.processes);
   } catch (...) {
     clean_up(plan);
     throw;
   }
   clean_up(plan);
+  if (!options.run_dir.empty()) {
+    try {
+      write_launch_record({plan, options, start_s, code, supervisor.outcomes()});
+    } catch (const Error& e) {
+      // The job has run; a record it cannot keep should not turn success into failure.
+      write_all(STDERR_FILENO, fmt::format("launch: {}\n", e.what()));
+    }
+  }
   return code;
 }
 

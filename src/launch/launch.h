@@ -41,6 +41,10 @@ struct LaunchOptions {
   double grace_s = 3;       // how long the others may finish after a failure
   double server_wait_s = 30;  // how long servers may take to exit after the trainers
   std::string command;      // run with /bin/sh -c in the workspace
+  // Relative to each workspace (or absolute): the processes get it as
+  // TESSERA_RUN_DIR (the built-in trainers' default --out), and the launcher
+  // writes its record of the processes there (launch.json, run_record.h).
+  std::string run_dir;
   SshOptions ssh;
   // Set by a job file (launch --job): machines in ip_config order.
   std::vector<std::string> machine_workspaces;   // empty: `workspace` everywhere

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "launch/spawner.h"
+#include "base/progress.h"
 #include "tessera/base/error.h"
 
 namespace tessera::launch {
@@ -44,7 +45,8 @@ void record_exit(Running& r, int status) {
 
 }  // namespace
 
-std::vector<CommandOutcome> run_in_parallel(const std::vector<std::string>& command_lines, double timeout_s) {
+std::vector<CommandOutcome> run_in_parallel(const std::vector<std::string>& command_lines, double timeout_s,
+                                            Progress* done) {
   std::vector<CommandOutcome> outcomes(command_lines.size());
   auto spawner = make_local_spawner();
   std::vector<Running> running;
@@ -69,7 +71,10 @@ std::vector<CommandOutcome> run_in_parallel(const std::vector<std::string>& comm
           }
         if (!r.exited) {
           int status = 0;
-          if (::waitpid(r.process.pid, &status, WNOHANG) == r.process.pid) record_exit(r, status);
+          if (::waitpid(r.process.pid, &status, WNOHANG) == r.process.pid) {
+            record_exit(r, status);
+            if (done != nullptr) done->add(1);
+          }
         }
         pending = pending || !r.exited || r.process.out_fd >= 0 || r.process.err_fd >= 0;
       }

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace tessera {
+class Progress;
+}  // namespace tessera
+
 namespace tessera::launch {
 
 struct CommandOutcome {
@@ -14,6 +18,8 @@ struct CommandOutcome {
   std::string out, err;
 };
 
-std::vector<CommandOutcome> run_in_parallel(const std::vector<std::string>& command_lines, double timeout_s);
+// `done`, when given, counts the commands that have exited (a progress bar's count).
+std::vector<CommandOutcome> run_in_parallel(const std::vector<std::string>& command_lines, double timeout_s,
+                                            Progress* done = nullptr);
 
 }  // namespace tessera::launch

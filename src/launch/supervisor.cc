@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,8 +82,21 @@ int Supervisor::run(const std::vector<SupervisedProcess>& processes) {
 void Supervisor::start(const SupervisedProcess& process) {
   const SpawnedProcess p = spawner_.spawn(process.spec);
   const std::string prefix = "[" + process.label + "] ";
+  ProcessOutcome outcome;
+  outcome.label = process.label;
+  outcome.role = process.role;
+  outcome.host = process.spec.host;
+  outcome.remote = process.spec.remote;
+  outcome.start_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   children_.push_back(Child{process.label, process.role, p.pid, p.stdin_fd, p.stdin_fd >= 0, true, false,
-                            LineRelay(p.out_fd, STDOUT_FILENO, prefix), LineRelay(p.err_fd, STDERR_FILENO, prefix)});
+                            LineRelay(p.out_fd, STDOUT_FILENO, prefix), LineRelay(p.err_fd, STDERR_FILENO, prefix),
+                            outcome, Clock::now()});
+}
+
+std::vector<ProcessOutcome> Supervisor::outcomes() const {
+  std::vector<ProcessOutcome> all;
+  for (const Child& c : children_) all.push_back(c.outcome);
+  return all;
 }
 
 bool Supervisor::wait_until(const std::function<bool()>& done, Clock::time_point deadline) {
@@ -116,7 +130,8 @@ void Supervisor::poll_once(Clock::duration timeout) {
 void Supervisor::reap() {
   for (;;) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    struct rusage usage {};
+    const pid_t pid = ::wait4(-1, &status, WNOHANG, &usage);
     if (pid <= 0) return;
     auto it = std::find_if(children_.begin(), children_.end(), [pid](const Child& c) { return c.pid == pid; });
     if (it == children_.end()) continue;  // an orphan a shell left to us
@@ -124,13 +139,17 @@ void Supervisor::reap() {
     // What it wrote before exiting comes before the launcher's word on it.
     it->out.pump();
     it->err.pump();
-    on_exit(*it, status);
+    on_exit(*it, status, usage);
   }
 }
 
-void Supervisor::on_exit(Child& child, int status) {
+void Supervisor::on_exit(Child& child, int status, const ::rusage& usage) {
   const bool signaled = WIFSIGNALED(status);
   const int code = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  child.outcome.exit_code = code;
+  child.outcome.stopped = stopping_;
+  child.outcome.duration_s = std::chrono::duration<double>(Clock::now() - child.started).count();
+  if (!child.remote) child.outcome.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
   if (code == 0 || stopping_) return;
   if (signaled) say("{} was killed by signal {}", child.label, signal_name(WTERMSIG(status)));
   else if (child.remote && code == 255) say("{} exited with code 255: its ssh connection failed or was cut", child.label);
@@ -201,8 +220,14 @@ void Supervisor::stop_all() {
       for (const Child& c : children_)
         if (c.running) ::kill(c.pid, SIGKILL);  // in case it left its group
       // SIGKILL cannot be ignored: waiting for our own children cannot hang.
-      for (Child& c : children_)
-        if (c.running && ::waitpid(c.pid, nullptr, 0) == c.pid) c.running = false;
+      for (Child& c : children_) {
+        int status = 0;
+        struct rusage usage {};
+        if (c.running && ::wait4(c.pid, &status, 0, &usage) == c.pid) {
+          c.running = false;
+          on_exit(c, status, usage);
+        }
+      }
       wait_until([&] { return all_gone(); }, after(1));
     }
   }

@@ -3,6 +3,7 @@
 // or partitions; job_plan.h decides what to run.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -21,6 +22,22 @@ struct SupervisedProcess {
   std::string label;  // "m0/server/1"
   distributed::Role role;
   ProcessSpec spec;
+};
+
+// How a process of the job went, for the run record (run_record.h).
+struct ProcessOutcome {
+  std::string label;
+  distributed::Role role;
+  std::string host;
+  bool remote = false;
+  double start_s = 0;     // Unix time it was started
+  double duration_s = 0;  // until it was reaped
+  int exit_code = -1;     // 128 + signal when a signal ended it; -1: never reaped
+  bool stopped = false;   // ended by the launcher's stop, not by itself
+  // Peak resident set of the process and everything it waited for (wait4's
+  // rusage; the shell and what it ran). -1 for a remote process, whose local
+  // pid is its ssh client.
+  int64_t peak_rss_bytes = -1;
 };
 
 struct SupervisorOptions {
@@ -50,6 +67,9 @@ class Supervisor {
   // every process group is gone.
   int run(const std::vector<SupervisedProcess>& processes);
 
+  // Every process started so far, in start order: host, times, exit, memory.
+  std::vector<ProcessOutcome> outcomes() const;
+
  private:
   using Clock = std::chrono::steady_clock;
   struct Child {
@@ -61,6 +81,8 @@ class Supervisor {
     bool running;
     bool group_gone;  // no process of its group is left
     LineRelay out, err;
+    ProcessOutcome outcome;
+    Clock::time_point started;
   };
 
   void start(const SupervisedProcess& process);
@@ -69,7 +91,7 @@ class Supervisor {
   bool wait_until(const std::function<bool()>& done, Clock::time_point deadline);
   void poll_once(Clock::duration timeout);
   void reap();
-  void on_exit(Child& child, int status);
+  void on_exit(Child& child, int status, const ::rusage& usage);
   void on_signal(int sig);
   bool any_running(bool servers, bool trainers) const;
   bool all_gone();

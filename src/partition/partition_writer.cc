@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "reshuffle.h"
+#include "base/progress.h"
 #include "tessera/io/npy.h"
 #include "io/staged_dir.h"
 #include "tessera/partition/partition.h"
@@ -69,12 +70,18 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
 
   PartitionReport report;
   Timer timer;
-  const std::vector<int32_t> part =
-      options.method == "metis" ? metis_assignment(d, options) : random_assignment(d, options);
+  std::vector<int32_t> part;
+  {
+    Progress phase("partition: " + options.method, 0);
+    part = options.method == "metis" ? metis_assignment(d, options) : random_assignment(d, options);
+  }
   report.assign_s = timer.seconds();
 
   timer.reset();
-  Reshuffled r = reshuffle(d, part, options.num_parts);
+  Reshuffled r = [&] {
+    Progress phase("partition: reshuffle", 0);
+    return reshuffle(d, part, options.num_parts);
+  }();
   report.reshuffle_s = timer.seconds();
   report.cut_edges = r.cut_edges;
   report.num_edges = d.num_edges();
@@ -103,7 +110,8 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
       config.edge_feat_schema[e.canonical()][key] =
           ArraySchema{a.dtype(), std::vector<int64_t>(a.shape().begin() + 1, a.shape().end())};
 
-  for (int p = 0; p < options.num_parts; ++p) {
+  Progress bar("partition: write", options.num_parts);
+  for (int p = 0; p < options.num_parts; ++p, bar.add(1)) {
     const std::string pdir = "part" + std::to_string(p);
     config.parts.push_back({pdir + "/node_feat", pdir + "/edge_feat", pdir + "/graph", pdir + "/orig_nids.npy",
                             pdir + "/orig_eids.npy"});

@@ -16,6 +16,7 @@ struct SshOptions;
 void add_gen_command(CLI::App& app);
 void add_partition_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
 void add_copy_command(CLI::App& app);
 // --ssh-port, --ssh-username, --ssh-key, --ssh-option (launch and copy).

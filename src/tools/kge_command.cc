@@ -74,14 +74,18 @@ void add_train(CLI::App& kge) {
                 "accepted for DGL-KE's command line: distributed pushes always overlap the next step");
   cmd->add_option("--force_sync_interval", o->force_sync_interval,
                   "distributed: steps between syncs of the relation replicas (default 1000)");
-  cmd->add_option("--save_path", o->save_path, "where embeddings, config.json, metrics.jsonl go (default ckpts)");
+  CLI::Option* save_path = cmd->add_option(
+      "--save_path", o->save_path,
+      "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
                   "steps between checkpoints in <save_path>/checkpoint (default 10000; 0: none)");
   cmd->add_flag("--resume", o->resume, "continue from <save_path>/checkpoint");
   cmd->add_option("--num_client_proc,--num_client", *ignored, "accepted for dglke_dist_train (the launcher's --num_trainers)");
   cmd->add_flag("--rel_part,--soft_rel_part,--mix_cpu_gpu", *ignored_flag, "accepted for DGL-KE's command line");
-  cmd->callback([o, ignored, ignored_flag] {
+  cmd->callback([o, ignored, ignored_flag, save_path] {
+    const char* run_dir = std::getenv("TESSERA_RUN_DIR");
+    if (save_path->count() == 0 && run_dir != nullptr && *run_dir != '\0') o->save_path = run_dir;
     const int code = kge::run_kge_training(*o);
     if (code != 0) throw CLI::RuntimeError(code);
   });

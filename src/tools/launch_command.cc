@@ -58,6 +58,10 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--extra-envs,--extra_envs", o->extra_envs, "\"A=1 B=2\": more environment for every process")
       ->allow_extra_args(false);
   cmd->add_option("--master-port,--master_port", o->master_port, "rendezvous port (default: machine 0's base port)");
+  cmd->add_option("--run-dir,--run_dir", o->run_dir,
+                  "the run's folder (relative to the workspace): trainers write there by default (TESSERA_RUN_DIR), "
+                  "and the launcher records each process's host, role, exit code, duration and peak memory in "
+                  "launch.json, for tessera report");
   cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
   add_ssh_flags(cmd, o->ssh);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "base/progress.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
 #include "tessera/partition/partition_config.h"
@@ -44,7 +45,10 @@ void add_partition_command(CLI::App& app) {
     Timer timer;
     ReadOptions how = *read;
     if (how.format == "auto" || how.format.empty()) how.format = detect_format(*input);  // once: rdf decides below
-    Dataset d = read_dataset(*input, how);
+    Dataset d = [&] {
+      Progress phase("partition: read " + *input, 0);
+      return read_dataset(*input, how);
+    }();
     // DGL's RDF datasets (AIFB, MUTAG, BGS, AM) include every predicate's
     // inverse: labelled entities are often only subjects, and without the
     // inverse they would receive no messages.

@@ -101,8 +101,13 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                                              config.ntypes.begin());
   warn_if_unreachable(*ctx, category);
   const bool logger = ctx->rank() == 0;
-  const std::string out_dir = o.out_dir.empty() ? "rgcn-" + config.graph_name : o.out_dir;
-  RunLog log = open_run_log(*ctx, out_dir);
+  const std::string out_dir = out_dir_or_default(o.out_dir, "rgcn-" + config.graph_name);
+  nlohmann::json run_config = to_json(o);
+  run_config.update({{"dataset", o.dataset}, {"predict_category", category}, {"num_bases", o.num_bases},
+                     {"fanout_mode", o.fanout_mode}, {"sparse_lr", o.sparse_lr},
+                     {"sparse_optimizer", o.sparse_optimizer}, {"self_loop", o.self_loop},
+                     {"layer_norm", o.layer_norm}});
+  RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config);
 
   nn::RgcnOptions mo;
   mo.hidden = o.num_hidden;

@@ -32,8 +32,10 @@ int run_sage_training(const SageTrainOptions& o) {
   const std::string& ntype = g.ntypes()[0];
   warn_if_unreachable(*ctx, ntype);
   const bool logger = ctx->rank() == 0;
-  const std::string out_dir = o.out_dir.empty() ? "sage-" + ctx->config().graph_name : o.out_dir;
-  RunLog log = open_run_log(*ctx, out_dir);
+  const std::string out_dir = out_dir_or_default(o.out_dir, "sage-" + ctx->config().graph_name);
+  nlohmann::json config = to_json(o);
+  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}});
+  RunLog log = open_run_log(*ctx, out_dir, "train sage", config);
 
   const distributed::DistTensor feat = g.ndata("feat");
   if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)

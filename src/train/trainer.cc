@@ -1,6 +1,7 @@
 #include "tessera/train/trainer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <tuple>
 
@@ -8,9 +9,11 @@
 
 #include "tessera/distributed/grad_sync.h"
 #include "tessera/distributed/dist_tensor.h"
+#include "base/progress.h"
 #include "distributed/id_chunks.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/base/error.h"
+#include "tessera/base/process.h"
 #include "tessera/base/timer.h"
 
 namespace tessera::train {
@@ -148,6 +151,15 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
     summary_.loss = ep.loss / std::max<int64_t>(1, ep.steps);
     summary_.train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     all_.add(ep);
+    nlohmann::json mine = {{"rank", ctx_.rank()},
+                           {"label", ctx_.env().label()},
+                           {"host", host_name()},
+                           {"steps", ep.steps},
+                           {"seeds_per_s", ep.seeds / epoch_s},
+                           {"mini_batches_per_s", ep.steps / epoch_s},
+                           {"epoch_time_s", epoch_s},
+                           {"peak_rss_mb", peak_rss_bytes() / 1e6}};
+    mine.update(ep.times());
     nlohmann::json record = {{"epoch", epoch},
                              {"loss", summary_.loss},
                              {"train_acc", summary_.train_acc},
@@ -158,6 +170,7 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
                              {"wait_fraction", ep.wait / epoch_s},
                              {"host_cpu_busy", cpu_busy}};
     record.update(ep.times());
+    record["trainers"] = gather_records(ctx_.collectives(), mine);
     std::string eval_text;
     if ((epoch + 1) % options_.eval_every == 0 || epoch + 1 == options_.num_epochs) {
       std::tie(summary_.val_acc, summary_.test_acc) = with_context(
@@ -181,11 +194,36 @@ void EpochLoop::finish(const RunSummary& summary) {
   log_.final_metrics(record);
 }
 
-RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir) {
+RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool,
+                    const nlohmann::json& config) {
   const bool logger = ctx.rank() == 0;
   if (logger) std::filesystem::create_directories(out_dir);
-  return RunLog(out_dir + "/metrics.jsonl", logger);
+  RunLog log(out_dir + "/metrics.jsonl", logger);
+  if (!logger) return log;
+  const std::vector<std::string> args = process_arguments();
+  nlohmann::json run = describe_job(ctx);
+  run["tool"] = tool.empty() && !args.empty() ? std::filesystem::path(args[0]).filename().string() : tool;
+  run["config"] = config;
+  log.describe_run(run);
+  return log;
 }
+
+std::string out_dir_or_default(const std::string& given, const std::string& fallback) {
+  if (!given.empty()) return given;
+  const char* run_dir = std::getenv("TESSERA_RUN_DIR");
+  return run_dir != nullptr && *run_dir != '\0' ? run_dir : fallback;
+}
+
+nlohmann::json to_json(const NodeTrainOptions& o) {
+  return {{"graph_name", o.graph_name}, {"ip_config", o.ip_config},   {"part_config", o.part_config},
+          {"standalone", o.standalone}, {"num_epochs", o.num_epochs}, {"num_hidden", o.num_hidden},
+          {"num_layers", o.num_layers}, {"fanout", o.fanout},         {"eval_fanout", o.eval_fanout},
+          {"batch_size", o.batch_size}, {"eval_batch_size", o.eval_batch_size}, {"log_every", o.log_every},
+          {"eval_every", o.eval_every}, {"lr", o.lr},                 {"dropout", o.dropout},
+          {"weight_decay", o.weight_decay}, {"num_samplers", o.num_samplers}, {"seed", o.seed},
+          {"num_threads", o.num_threads}, {"out", o.out_dir},         {"max_batches", o.max_batches}};
+}
+
 
 double accuracy(distributed::Context& ctx, torch::nn::Module& model, const sampling::DistNeighborSampler& sampler,
                 const std::vector<int64_t>& ids, sampling::LoaderOptions options,
@@ -197,9 +235,12 @@ double accuracy(distributed::Context& ctx, torch::nn::Module& model, const sampl
   loader.start_epoch(0);
   int64_t counts[2] = {0, 0};  // correct, total
   sampling::MiniBatch batch;
+  const int64_t batch_size = std::max<int64_t>(1, options.batch_size);
+  Progress bar("evaluating", (static_cast<int64_t>(ids.size()) + batch_size - 1) / batch_size, stdout, ctx.rank() == 0);
   while (loader.next(&batch)) {
     counts[0] += logits(batch).argmax(1).eq(labels_of(batch)).sum().item<int64_t>();
     counts[1] += static_cast<int64_t>(batch.seeds.size());
+    bar.add(1);
   }
   model.train();
   ctx.collectives().all_reduce_sum(counts, 2);

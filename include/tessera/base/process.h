@@ -5,10 +5,20 @@
 
 #include <sys/types.h>
 
+#include <string>
+#include <vector>
+
 namespace tessera {
 
 // Whether `pid` runs; a zombie (killed, not yet reaped) counts as dead, since
 // it will never release what it named after itself.
 bool process_alive(pid_t pid);
+
+// This process's arguments, argv[0] first, as /proc/self/cmdline holds them
+// (what a run record shows as its command line); empty if it cannot be read.
+std::vector<std::string> process_arguments();
+
+// This machine's host name (gethostname); "" if it has none.
+std::string host_name();
 
 }  // namespace tessera

@@ -97,8 +97,10 @@ void check(const EpochLoopOptions& options);
 // call `step` on each batch (timing the wait for it), draw progress, log
 // every log_every steps, then write the epoch's metrics record (loss, train
 // accuracy, throughput, the time split, host CPU use) and, every eval_every
-// epochs, call `evaluate` for (validation, test) accuracy. Only the logging
-// trainer's RunLog writes; every trainer runs the same loop.
+// epochs, call `evaluate` for (validation, test) accuracy. Each record holds
+// "trainers": every trainer's own throughput, time split and peak RSS,
+// gathered from all of them. Only the logging trainer's RunLog writes; every
+// trainer runs the same loop.
 class EpochLoop {
  public:
   using StepFn = std::function<StepResult(const sampling::MiniBatch& batch)>;
@@ -128,9 +130,19 @@ class EpochLoop {
 };
 
 // The run log of a trainer writing into `out_dir`: the logging trainer
-// (rank 0) creates the directory and writes out_dir/metrics.jsonl; the
-// others' logs are silent.
-RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir);
+// (rank 0) creates the directory and writes out_dir/metrics.jsonl and
+// out_dir/run.json (RunLog::describe_run) with `tool` (what ran; "" for the
+// program's name), `config` (its options), the graph, the partition config,
+// the trainers and the ip_config's hosts; the others' logs are silent.
+RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool = "",
+                    const nlohmann::json& config = nlohmann::json::object());
+
+// Where a trainer writes: `given` (--out) when set, else the launcher's run
+// directory (TESSERA_RUN_DIR, from `tessera launch --run-dir`), else `fallback`.
+std::string out_dir_or_default(const std::string& given, const std::string& fallback);
+
+// The options every node-classification trainer shares, as run.json's config.
+nlohmann::json to_json(const NodeTrainOptions& options);
 
 // The final record's shared fields (accuracies, epoch time, throughput,
 // phase times, peak RSS, host CPU use); each trainer adds its own.

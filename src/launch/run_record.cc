@@ -1,0 +1,73 @@
+#include "run_record.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "io/staged_dir.h"
+#include "tessera/base/error.h"
+#include "tessera/base/process.h"
+
+namespace tessera::launch {
+namespace fs = std::filesystem;
+namespace {
+
+std::string utc(double unix_s) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
+}
+
+}  // namespace
+
+std::string launch_record_path(const JobPlan& plan, const LaunchOptions& options) {
+  return (fs::path(plan.workspace) / options.run_dir / "launch.json").lexically_normal().string();
+}
+
+void write_launch_record(const LaunchRecord& r) {
+  nlohmann::json machines = nlohmann::json::array();
+  for (size_t m = 0; m < r.plan.machines.size(); ++m)
+    machines.push_back({{"host", r.plan.machines[m].host},
+                        {"ip", r.plan.machines[m].ip},
+                        {"base_port", r.plan.machines[m].base_port},
+                        {"local", static_cast<bool>(r.plan.machine_is_local[m])},
+                        {"client", m >= static_cast<size_t>(r.plan.num_server_machines)}});
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessOutcome& p : r.processes) {
+    nlohmann::json j = {{"label", p.label},
+                        {"role", distributed::role_name(p.role)},
+                        {"host", p.host},
+                        {"remote", p.remote},
+                        {"start_time", utc(p.start_s)},
+                        {"duration_s", p.duration_s},
+                        {"exit_code", p.exit_code},
+                        {"stopped_by_launcher", p.stopped}};
+    j["peak_rss_mb"] = p.peak_rss_bytes >= 0 ? nlohmann::json(p.peak_rss_bytes / 1e6) : nlohmann::json();
+    processes.push_back(j);
+  }
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const nlohmann::json record = {{"job_id", r.plan.job_id},
+                                 {"launcher_command", process_arguments()},
+                                 {"launcher_host", host_name()},
+                                 {"command", r.options.command},
+                                 {"workspace", r.plan.workspace},
+                                 {"ip_config", r.plan.ip_config},
+                                 {"part_config", r.plan.part_config},
+                                 {"num_servers", r.plan.num_servers},
+                                 {"trainers_per_machine", r.plan.trainers_per_machine},
+                                 {"machines", machines},
+                                 {"start_time", utc(r.start_s)},
+                                 {"end_time", utc(now)},
+                                 {"duration_s", now - r.start_s},
+                                 {"exit_code", r.exit_code},
+                                 {"processes", processes}};
+  const std::string path = launch_record_path(r.plan, r.options);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) fail("cannot create the run folder {}: {}", fs::path(path).parent_path().string(), ec.message());
+  write_text_file(path, record.dump(2) + "\n");
+}
+
+}  // namespace tessera::launch
