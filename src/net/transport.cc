@@ -227,8 +227,7 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
     while (arrived_.count(id) == 0) {
       // The job cannot go on without any of its servers: fail on the first
       // death seen, not only that of the server this reply comes from.
-      if (closing_) check_alive(server);
-      else for (int s = 0; s < num_servers(); ++s) check_alive(s);
+      for (int s = 0; s < num_servers(); ++s) check_alive(s);
       if (std::chrono::steady_clock::now() > deadline)
         fail_peer("server {} ({}) did not answer within {} s", servers_[server].label, servers_[server].endpoint,
              request_timeout_s_);
@@ -247,8 +246,25 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
 void Client::shutdown_servers() {
   std::vector<uint64_t> ids;
   for (int i = 0; i < num_servers(); ++i) ids.push_back(send(i, make_header(MessageType::kShutdown, 0, ""), {}));
-  closing_ = true;
-  wait(ids);
+  // A server acknowledges by its reply or by closing its connection. The two
+  // reach us through different ZeroMQ pipes, so the close may be seen before
+  // the reply that preceded it; either way the server is going, as asked.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(request_timeout_s_);
+  for (uint64_t id : ids) {
+    const int server = pending_.at(id);
+    while (arrived_.count(id) == 0 && !dead_[server]) {
+      if (std::chrono::steady_clock::now() > deadline)
+        fail_peer("server {} ({}) did not acknowledge the shutdown within {} s", servers_[server].label,
+                  servers_[server].endpoint, request_timeout_s_);
+      poll_once(200);
+    }
+    pending_.erase(id);
+    const auto reply = arrived_.find(id);
+    if (reply == arrived_.end()) continue;
+    if (reply->second.header.status != 0)
+      fail("{}", reply->second.frames.empty() ? servers_[server].label + " failed" : reply->second.frames[0].to_string());
+    arrived_.erase(reply);
+  }
 }
 
 }  // namespace tessera::net

@@ -97,7 +97,6 @@ class Client {
   std::vector<zmq::socket_t> sockets_;
   std::vector<zmq::socket_t> monitors_;
   std::vector<bool> dead_;
-  bool closing_ = false;
   std::map<uint64_t, int> pending_;  // request id -> server
   std::map<uint64_t, Reply> arrived_;
   uint64_t next_id_ = 1;
