@@ -45,7 +45,8 @@ struct RunLog::RunFile {
   static std::string utc_now() { return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr))); }
 };
 
-RunLog::RunLog(const std::string& metrics_path, bool active) : active_(active), metrics_path_(metrics_path) {
+RunLog::RunLog(const std::string& metrics_path, bool active)
+    : active_(active), bars_(active && Progress::enabled(stdout)), metrics_path_(metrics_path) {
   if (!active_ || metrics_path.empty()) return;
   metrics_.open(metrics_path, std::ios::trunc);
   if (!metrics_) fail("cannot write the metrics file {}", metrics_path);
@@ -119,7 +120,7 @@ void RunLog::metrics(const nlohmann::json& record) {
 void RunLog::progress(int epoch, int64_t done, int64_t total) { progress(fmt::format("epoch {}", epoch), done, total); }
 
 void RunLog::progress(const std::string& label, int64_t done, int64_t total) {
-  if (!active_ || total <= 0 || !Progress::enabled(stdout)) return;
+  if (!bars_ || total <= 0) return;
   if (!bar_ || bar_label_ != label) {
     bar_.reset();
     bar_ = std::make_unique<Progress>(label, total, stdout, true, done);

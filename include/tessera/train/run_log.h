@@ -58,6 +58,7 @@ class RunLog {
   struct RunFile;
   void clear_progress();
   bool active_;
+  bool bars_;  // standard output is a terminal that gets progress bars
   std::string metrics_path_;
   std::ofstream metrics_;
   std::unique_ptr<Progress> bar_;  // the current epoch's, while one is drawn
