@@ -2,6 +2,7 @@
 // launcher; two standalone runs side by side), the page they make, and that
 // page rendered by a real browser (Debian's headless Chromium): the charts
 // are drawn, the screenshot is not blank, and nothing comes from the network.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,7 +34,7 @@ std::string chromium(const std::string& flags, const std::string& page) {
 // The attributes the page's script leaves on <body> and on each <figure>.
 struct RenderedPage {
   std::string dom;
-  int charts = -1, resources = -1;
+  int charts = -1, resources = -1, blocked = -1;
   std::string error;
   std::map<std::string, std::pair<int, long>> figures;  // data-chart -> (datasets, painted pixels)
   std::map<std::string, std::string> labels;            // data-chart -> its datasets' labels
@@ -48,6 +49,7 @@ RenderedPage render(const std::string& page) {
   std::smatch m;
   if (std::regex_search(p.dom, m, std::regex("data-charts=\"(\\d+)\""))) p.charts = std::stoi(m[1]);
   if (std::regex_search(p.dom, m, std::regex("data-resources=\"(\\d+)\""))) p.resources = std::stoi(m[1]);
+  if (std::regex_search(p.dom, m, std::regex("data-blocked=\"(\\d+)\""))) p.blocked = std::stoi(m[1]);
   if (std::regex_search(p.dom, m, std::regex("data-error=\"([^\"]*)\""))) p.error = m[1];
   const std::regex figure(
       "<figure data-chart=\"([^\"]+)\" data-datasets=\"(\\d+)\" data-labels=\"([^\"]*)\"(?: data-categories=\"[^\"]*\")? data-painted-pixels=\"(\\d+)\"");
@@ -108,11 +110,11 @@ TEST(Report, CoraOnTwoMachinesDrawsChartsInHeadlessChromium) {
   }
   const std::string metrics = read_file(d + "/runs/cora/metrics.jsonl");
   const nlohmann::json first = nlohmann::json::parse(metrics.substr(0, metrics.find('\n')));
-  ASSERT_EQ(first["trainers"].size(), 2u) << first;
+  ASSERT_EQ(first["per_trainer"].size(), 2u) << first;
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_EQ(first["trainers"][rank]["rank"], rank);
-    EXPECT_GT(first["trainers"][rank]["seeds_per_s"].get<double>(), 0);
-    EXPECT_GT(first["trainers"][rank]["compute_s"].get<double>(), 0);
+    EXPECT_EQ(first["per_trainer"][rank]["rank"], rank);
+    EXPECT_GT(first["per_trainer"][rank]["seeds_per_s"].get<double>(), 0);
+    EXPECT_GT(first["per_trainer"][rank]["compute_s"].get<double>(), 0);
   }
 
   const std::string page = d + "/report.html";
@@ -125,6 +127,7 @@ TEST(Report, CoraOnTwoMachinesDrawsChartsInHeadlessChromium) {
   EXPECT_EQ(rendered.error, "");
   EXPECT_GE(rendered.charts, 3) << rendered.dom.substr(0, 2000);
   EXPECT_EQ(rendered.resources, 0) << "the page fetched something";
+  EXPECT_EQ(rendered.blocked, 0) << "the page tried to load something its policy refused";
   for (const char* id : {"loss", "accuracy", "time-split-0", "throughput-0", "memory", "partitions-0"}) {
     ASSERT_TRUE(rendered.figures.count(id)) << id;
     EXPECT_GT(rendered.figures.at(id).second, 1000) << id << " painted almost nothing";
@@ -171,6 +174,63 @@ TEST(Report, TwoRunsOverlayTheirCurves) {
   EXPECT_NE(rendered.labels.at("loss").find("lr0.01 loss"), std::string::npos) << rendered.labels.at("loss");
 }
 
+// Folders a report meets in practice, written by hand (no training): a KGE run,
+// a KGE run with only its final record, a launcher's record alone, a node run
+// from before per-trainer records with a half-written last line (given with a
+// trailing slash), and a run whose trainers were killed. All in one page: it
+// must draw without a script error, KGE steps apart from node epochs.
+TEST(Report, UnusualRunFoldersDrawWithoutErrors) {
+  ASSERT_TRUE(fs::exists(kChromium)) << "chromium is missing: scripts/install-deps installs it";
+  TempDir dir;
+  const std::string d = dir.path();
+  auto write = [&](const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(d + "/" + path).parent_path());
+    std::ofstream(d + "/" + path) << text;
+  };
+  const std::string worker = R"("per_trainer": [{"rank": 0, "worker": 0, "process": "standalone", "steps_per_s": 90,
+      "sample_s": 0.1, "pull_s": 0.2, "compute_s": 1.0, "push_s": 0.1, "peak_rss_mb": 150},
+      {"rank": 0, "worker": 1, "process": "standalone", "steps_per_s": 80, "sample_s": 0.1, "pull_s": 0.2,
+      "compute_s": 1.1, "push_s": 0.1, "peak_rss_mb": 150}])";
+  write("kge/run.json", R"({"tool": "kge train", "status": "finished", "trainers": 1})");
+  std::string kge_metrics;
+  for (int step = 100; step <= 300; step += 100) {
+    std::string record = fmt::format(R"({{"step": {}, "loss": {}, {}}})", step, 1.0 / step, worker);
+    record.erase(std::remove(record.begin(), record.end(), '\n'), record.end());
+    kge_metrics += record + "\n";
+  }
+  kge_metrics += R"({"step": 300, "valid_mrr": 0.3})" "\n" R"({"steps": 300, "test_mrr": 0.31, "peak_rss_mb": 150})" "\n";
+  write("kge/metrics.jsonl", kge_metrics);
+  write("kge-final/run.json", R"({"tool": "kge train", "status": "finished"})");
+  write("kge-final/metrics.jsonl", R"({"steps": 500, "test_mrr": 0.4})" "\n");
+  write("launch-only/launch.json", R"({"exit_code": 0, "workspace": "/nowhere", "part_config": "p/g.json",
+      "processes": [{"label": "m0/server/0", "role": "server", "host": "127.0.0.1", "exit_code": 0, "peak_rss_mb": 90},
+                    {"label": "m1/trainer/0@h1", "role": "trainer", "host": "h1", "exit_code": 0, "peak_rss_mb": null}]})");
+  write("old/metrics.jsonl", "{\"epoch\": 0, \"loss\": 2.0, \"train_acc\": 0.1, \"per_trainer\": []}\n"
+                             "{\"epoch\": 1, \"loss\": 1.0, \"train_acc\": 0.5}\n{\"epoch\": 2, \"lo");
+  write("killed/run.json", R"({"tool": "train sage", "status": "running", "trainers": 2})");
+  write("killed/metrics.jsonl", "{\"epoch\": 0, \"loss\": 2.0}\n");
+  write("killed/launch.json", R"({"exit_code": 137, "processes": []})");
+
+  const std::string page = d + "/all.html";
+  const CommandResult made = run_tessera(fmt::format("report {0}/kge {0}/kge-final {0}/launch-only {0}/old/ {0}/killed "
+                                                     "-o {1}", d, page));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(made.err.find("launch-only: partition config /nowhere/p/g.json is not on this machine"), std::string::npos)
+      << made.err;
+  const RenderedPage rendered = render(page);
+  EXPECT_EQ(rendered.error, "");
+  EXPECT_EQ(rendered.charts, static_cast<int>(rendered.figures.size()));
+  // Node epochs and KGE steps on charts of their own.
+  ASSERT_TRUE(rendered.figures.count("loss") && rendered.figures.count("loss-kge"));
+  EXPECT_EQ(rendered.labels.at("loss"), "old loss | killed loss");  // the folder given as "old/" keeps its name
+  EXPECT_EQ(rendered.labels.at("loss-kge"), "kge loss | kge-final loss");
+  EXPECT_NE(rendered.labels.at("accuracy-kge").find("kge-final test MRR"), std::string::npos);
+  // One memory bar per process: the KGE workers share theirs; the remote trainer has no figure.
+  EXPECT_EQ(rendered.categories.at("memory"), "standalone | m0/server/0");
+  EXPECT_NE(rendered.dom.find("did not finish"), std::string::npos);
+  EXPECT_EQ(rendered.blocked, 0);
+}
+
 TEST(Report, BadRunFoldersAreClearErrors) {
   TempDir dir;
   const std::string d = dir.path();
@@ -187,6 +247,17 @@ TEST(Report, BadRunFoldersAreClearErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("metrics.jsonl:2: invalid JSON"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d + "/r.html")) << "no page from a failed report";
+  fs::create_directories(d + "/array");
+  std::ofstream(d + "/array/metrics.jsonl") << "{\"epoch\": 0, \"loss\": 1}\n[1, 2]\n";
+  r = run_tessera(fmt::format("report {0}/array -o {0}/r.html", d));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("metrics.jsonl:2: expected a JSON object, found array"), std::string::npos) << r.err;
+  fs::create_directories(d + "/run-string");
+  std::ofstream(d + "/run-string/run.json") << "\"finished\"\n";
+  r = run_tessera(fmt::format("report {0}/run-string -o {0}/r.html", d));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("run.json: expected a JSON object, found string"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d + "/r.html"));
   fs::create_directories(d + "/good");
   std::ofstream(d + "/good/metrics.jsonl") << "{\"epoch\": 0, \"loss\": 1}\n";
   r = run_tessera(fmt::format("report {0}/good -o {0}/r.html --chart-js {0}/missing.js", d));

@@ -1,5 +1,6 @@
 #include "base/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +22,23 @@ namespace {
 constexpr auto kRedraw = std::chrono::milliseconds(200);
 constexpr int kBarWidth = 24;
 
-// 950, 12.3k, 4.56M: counts as a person reads them.
+// 950, 12.3k, 4.56M: counts as a person reads them (three digits or so).
 std::string human(double x) {
-  if (x >= 1e9) return fmt::format("{:.3g}G", x / 1e9);
-  if (x >= 1e6) return fmt::format("{:.3g}M", x / 1e6);
-  if (x >= 1e4) return fmt::format("{:.3g}k", x / 1e3);
-  return fmt::format("{:.0f}", x);
+  const char* suffix = "";
+  if (x >= 1e9) x /= 1e9, suffix = "G";
+  else if (x >= 1e6) x /= 1e6, suffix = "M";
+  else if (x >= 1e4) x /= 1e3, suffix = "k";
+  else return fmt::format("{:.0f}", x);
+  return x >= 100 ? fmt::format("{:.0f}{}", x, suffix) : x >= 10 ? fmt::format("{:.1f}{}", x, suffix)
+                                                               : fmt::format("{:.2f}{}", x, suffix);
+}
+
+// The terminal's width, so that a bar never wraps (a wrapped line cannot be
+// redrawn in place); 80 when it cannot be read.
+size_t terminal_width(std::FILE* stream) {
+  winsize size{};
+  if (::ioctl(::fileno(stream), TIOCGWINSZ, &size) == 0 && size.ws_col > 1) return size.ws_col - 1;
+  return 79;
 }
 
 std::string clock_time(double seconds) {
@@ -47,20 +59,23 @@ struct Progress::Impl {
   bool stop = false;
   std::thread ticker;
 
+  size_t width = 79;
+
+  // std::fputs, not fmt::print: a terminal that went away must not throw on
+  // the ticker thread; the bar is a courtesy and its failures are ignored.
   void draw_locked() {
-    fmt::print(stream, "\r\033[K{}", render(label, done.load(), total, timer.seconds(), start));
+    std::string text = render(label, done.load(), total, timer.seconds(), start);
+    if (text.size() > width) text.resize(width);
+    std::fputs(("\r\033[K" + text).c_str(), stream);
     std::fflush(stream);
   }
   void erase_locked() {
-    fmt::print(stream, "\r\033[K");
+    std::fputs("\r\033[K", stream);
     std::fflush(stream);
   }
   void tick() {
     std::unique_lock<std::mutex> lock(mutex);
-    while (!stop) {
-      draw_locked();
-      wake.wait_for(lock, kRedraw, [this] { return stop; });
-    }
+    while (!wake.wait_for(lock, kRedraw, [this] { return stop; })) draw_locked();
     erase_locked();
   }
 };
@@ -98,6 +113,8 @@ Progress::Progress(std::string label, int64_t total, std::FILE* stream, bool sho
   impl_->start = start;
   impl_->done = start;
   impl_->stream = stream;
+  impl_->width = terminal_width(stream);
+  impl_->draw_locked();  // at once, however short the phase; the ticker redraws from here
   impl_->ticker = std::thread([impl = impl_.get()] { impl->tick(); });
 }
 
@@ -121,13 +138,13 @@ void Progress::set(int64_t done) {
 
 void Progress::print_above(const std::string& text) {
   if (!impl_) {
-    fmt::print(stream_, "{}", text);
+    std::fputs(text.c_str(), stream_);
     std::fflush(stream_);
     return;
   }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->erase_locked();
-  fmt::print(impl_->stream, "{}", text);
+  std::fputs(text.c_str(), impl_->stream);
   impl_->draw_locked();
 }
 

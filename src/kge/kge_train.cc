@@ -127,7 +127,10 @@ nlohmann::json worker_records(KgeJob& job, const std::vector<StepTimes>& since_l
   nlohmann::json mine = nlohmann::json::array();
   for (size_t w = 0; w < since_log.size(); ++w) {
     const StepTimes& t = since_log[w];
-    mine.push_back({{"rank", job.rank()}, {"worker", w}, {"label", fmt::format("trainer {} worker {}", job.rank(), w)},
+    // "process" names the process as the launcher does, so that the report
+    // draws one memory bar per process, not one per worker.
+    mine.push_back({{"rank", job.rank()}, {"worker", w},
+                    {"process", job.distributed() ? job.ctx->env().label() : std::string("standalone")},
                     {"steps_per_s", t.steps / seconds}, {"triples_per_s", t.triples / seconds},
                     {"sample_s", t.sample}, {"pull_s", t.pull}, {"compute_s", t.compute}, {"push_s", t.push},
                     {"peak_rss_mb", peak_rss_bytes() / 1e6}});
@@ -157,11 +160,14 @@ int run_kge_training(const KgeOptions& options) {
   const nlohmann::json config = model_config(o, job.kg);
   if (job.logs()) fs::create_directories(o.save_path);
   train::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs());
-  nlohmann::json run = job.distributed() ? train::describe_job(*job.ctx)
-                                         : nlohmann::json{{"graph_name", job.kg.name}, {"trainers", 1}, {"machines", 1}};
-  run["tool"] = "kge train";
-  run["config"] = config;
-  log.describe_run(run);
+  if (job.logs()) {
+    nlohmann::json run = job.distributed() ? train::describe_job(*job.ctx)
+                                           : nlohmann::json{{"graph_name", job.kg.name}, {"trainers", 1}, {"machines", 1}};
+    run["tool"] = "kge train";
+    run["config"] = config;
+    run["out_dir"] = fs::absolute(o.save_path).lexically_normal().string();
+    log.describe_run(run);
+  }
   log.line(fmt::format("{}: {} entities, {} relations, {} training triples{}; {} (entity rows {}, relation rows {}), "
                        "{} worker(s) x {} thread(s)",
                        job.kg.name, job.kg.num_entities, job.kg.num_relations, job.known_train.rows(),
@@ -256,13 +262,14 @@ int run_kge_training(const KgeOptions& options) {
                    {"neg_loss", sum.negative / n}, {"regularization", sum.regularization / n},
                    {"triples_per_s", sum.triples / seconds}, {"steps_per_s", sum.steps / seconds},
                    {"sample_s", sum.sample}, {"pull_s", sum.pull}, {"compute_s", sum.compute}, {"push_s", sum.push},
-                   {"trainers", worker_records(job, since_log, seconds)}});
+                   {"per_trainer", worker_records(job, since_log, seconds)}});
       for (size_t w = 0; w < since_log.size(); ++w) {
         total[w].add(since_log[w]);
         since_log[w] = StepTimes{};
       }
     }
     if (o.valid && (step % o.eval_interval == 0 || step == o.max_step) && valid.rows() > 0) {
+      log.clear_progress();  // ranking draws its own bar
       Timer t;
       last_valid = metrics_json(evaluate(job, valid, *score, known, o), "valid");
       eval_s += t.seconds();

@@ -79,9 +79,9 @@ int run_launch(const LaunchOptions& options) {
   if (!options.run_dir.empty()) {
     try {
       write_launch_record({plan, options, start_s, code, supervisor.outcomes()});
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       // The job has run; a record it cannot keep should not turn success into failure.
-      write_all(STDERR_FILENO, fmt::format("launch: {}\n", e.what()));
+      write_all(STDERR_FILENO, fmt::format("launch: cannot write the run record: {}\n", e.what()));
     }
   }
   return code;

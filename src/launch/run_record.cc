@@ -67,7 +67,7 @@ void write_launch_record(const LaunchRecord& r) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) fail("cannot create the run folder {}: {}", fs::path(path).parent_path().string(), ec.message());
-  write_text_file(path, record.dump(2) + "\n");
+  write_text_file(path, record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace tessera::launch

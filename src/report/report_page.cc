@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "report/report_page_template.h"
 #include "tessera/base/error.h"
@@ -28,12 +29,22 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
-// Splits the template at `marker` (which must be there once) and puts `text` in its place: the template is
-// searched, never the inserted text, so data that happens to contain a marker cannot be expanded.
-std::string fill(const std::string& page, const std::string& marker, const std::string& text) {
-  const size_t at = page.find(marker);
-  if (at == std::string::npos) throw InternalError("report template lacks " + marker);
-  return page.substr(0, at) + text + page.substr(at + marker.size());
+// The template with each marker replaced by its text, in one pass over the template: inserted text is never
+// searched, so data or a title that happens to contain a marker stays as it is.
+std::string fill(const std::string& page, const std::vector<std::pair<std::string, std::string>>& markers) {
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    size_t at = std::string::npos;
+    const std::pair<std::string, std::string>* next = nullptr;
+    for (const auto& m : markers) {
+      const size_t found = page.find(m.first, from);
+      if (found < at) at = found, next = &m;
+    }
+    if (next == nullptr) return out + page.substr(from);
+    out += page.substr(from, at - from) + next->second;
+    from = at + next->first.size();
+  }
 }
 
 }  // namespace
@@ -54,15 +65,11 @@ std::string render_page(const std::vector<nlohmann::json>& runs, const std::stri
   replace_all(&library, "http://", "");
   // Neither may end the <script> element that holds it early.
   replace_all(&library, "</script", "<\\/script");
+  // No '<' at all in the data: nothing in it can end or re-open the <script> element that holds it.
   std::string data = nlohmann::json(runs).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  replace_all(&data, "</", "<\\/");
-  std::string page = kReportPageTemplate;
-  replace_all(&page, "/*TESSERA_TITLE*/", html_escape(title));
-  page = fill(page, "/*TESSERA_CHART_JS*/", library);
-  // After the library: a marker in Chart.js's text is not looked for.
-  const size_t data_at = page.find("/*TESSERA_RUNS*/", page.find("</script>"));
-  if (data_at == std::string::npos) throw InternalError("report template lacks /*TESSERA_RUNS*/");
-  return page.substr(0, data_at) + data + page.substr(data_at + std::string("/*TESSERA_RUNS*/").size());
+  replace_all(&data, "<", "\\u003c");
+  return fill(kReportPageTemplate,
+              {{"/*TESSERA_TITLE*/", html_escape(title)}, {"/*TESSERA_CHART_JS*/", library}, {"/*TESSERA_RUNS*/", data}});
 }
 
 }  // namespace tessera::report

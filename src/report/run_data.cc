@@ -11,8 +11,8 @@ namespace tessera::report {
 namespace fs = std::filesystem;
 namespace {
 
-// One record per line; a run that is still going may end in a half-written
-// line, which is left out rather than failing the report.
+// One JSON object per line. A run that is still going may end in a line
+// without its newline yet: that one is left out rather than failing the report.
 nlohmann::json read_json_lines(const fs::path& path) {
   std::ifstream in(path);
   if (!in) fail("cannot read {}", path.string());
@@ -20,27 +20,36 @@ nlohmann::json read_json_lines(const fs::path& path) {
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
-    try {
-      records.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::parse_error& e) {
-      if (in.peek() == std::char_traits<char>::eof() && line.back() != '}') break;  // the last line, unfinished
-      fail("{}:{}: invalid JSON: {}", path.string(), number, e.what());
+    const bool unfinished = in.eof();  // getline stopped at the end, not at a newline
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_discarded()) {
+      if (unfinished) break;
+      fail("{}:{}: invalid JSON (expected one metrics record per line)", path.string(), number);
     }
+    if (!record.is_object()) fail("{}:{}: expected a JSON object, found {}", path.string(), number, record.type_name());
+    records.push_back(std::move(record));
   }
   return records;
 }
 
 nlohmann::json read_if_there(const fs::path& path) {
   if (!fs::exists(path)) return nullptr;
-  return read_json_file(path.string(), "cannot read " + path.string());
+  nlohmann::json j = read_json_file(path.string(), "cannot read " + path.string());
+  if (!j.is_object()) fail("{}: expected a JSON object, found {}", path.string(), j.type_name());
+  return j;
+}
+
+std::string string_field(const nlohmann::json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 // The partition config behind the run: the trainers' record of it, else the
 // launcher's (relative to its workspace).
 std::string part_config_of(const nlohmann::json& run, const nlohmann::json& launch) {
-  if (run.is_object() && run.contains("part_config")) return run["part_config"].get<std::string>();
-  if (launch.is_object() && launch.contains("part_config"))
-    return (fs::path(launch["workspace"].get<std::string>()) / launch["part_config"].get<std::string>()).string();
+  if (run.is_object() && !string_field(run, "part_config").empty()) return string_field(run, "part_config");
+  if (launch.is_object() && !string_field(launch, "part_config").empty())
+    return (fs::path(string_field(launch, "workspace")) / string_field(launch, "part_config")).string();
   return "";
 }
 
@@ -48,9 +57,11 @@ std::string part_config_of(const nlohmann::json& run, const nlohmann::json& laun
 
 nlohmann::json load_run(const std::string& dir) {
   const fs::path folder(dir);
-  if (!fs::is_directory(folder)) fail("{}: not a folder (give the --out of a training run, or a launch --run-dir)", dir);
-  nlohmann::json r = {{"dir", fs::absolute(folder).lexically_normal().string()},
-                      {"name", fs::absolute(folder).lexically_normal().filename().string()},
+  if (!fs::is_directory(folder))
+    fail("{}: not a folder (give the --out of a training run, or a launch --run-dir)", dir);
+  fs::path absolute = fs::absolute(folder).lexically_normal();
+  if (absolute.filename().empty()) absolute = absolute.parent_path();  // "runs/cora/" or "."
+  nlohmann::json r = {{"dir", absolute.string()}, {"name", absolute.filename().string()},
                       {"notes", nlohmann::json::array()}};
   r["run"] = read_if_there(folder / "run.json");
   r["launch"] = read_if_there(folder / "launch.json");
@@ -59,7 +70,8 @@ nlohmann::json load_run(const std::string& dir) {
   if (r["run"].is_null() && r["launch"].is_null() && !fs::exists(metrics))
     fail("{}: no run.json, metrics.jsonl or launch.json: not the folder of a Tessera run", dir);
   if (!fs::exists(metrics)) r["notes"].push_back("no metrics.jsonl: no training curves");
-  if (r["launch"].is_null()) r["notes"].push_back("no launch.json (tessera launch --run-dir writes it): no per-process record");
+  if (r["launch"].is_null())
+    r["notes"].push_back("no launch.json (tessera launch --run-dir writes it): no per-process record");
 
   r["partitions"] = nullptr;
   const std::string part_config = part_config_of(r["run"], r["launch"]);

@@ -27,7 +27,8 @@ struct RunLog::RunFile {
   nlohmann::json run;
   bool ended = false;
 
-  void write() const { write_text_file(path, run.dump(2) + "\n"); }
+  // Arguments and paths need not be UTF-8: such bytes become U+FFFD rather than an exception.
+  void write() const { write_text_file(path, run.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); }
   void end(const char* status) {
     run["status"] = status;
     run["end_time"] = utc_now();
@@ -38,7 +39,7 @@ struct RunLog::RunFile {
     if (ended) return;
     try {
       end("failed");
-    } catch (const Error&) {
+    } catch (...) {
       // The run is failing already; its own error is the one to report.
     }
   }
@@ -113,7 +114,7 @@ void RunLog::line(const std::string& text) {
 
 void RunLog::metrics(const nlohmann::json& record) {
   if (!active_ || !metrics_.is_open()) return;
-  metrics_ << record.dump() << "\n";
+  metrics_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   metrics_.flush();
 }
 

@@ -152,7 +152,7 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
     summary_.train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     all_.add(ep);
     nlohmann::json mine = {{"rank", ctx_.rank()},
-                           {"label", ctx_.env().label()},
+                           {"process", ctx_.env().label()},
                            {"host", host_name()},
                            {"steps", ep.steps},
                            {"seeds_per_s", ep.seeds / epoch_s},
@@ -170,7 +170,7 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
                              {"wait_fraction", ep.wait / epoch_s},
                              {"host_cpu_busy", cpu_busy}};
     record.update(ep.times());
-    record["trainers"] = gather_records(ctx_.collectives(), mine);
+    record["per_trainer"] = gather_records(ctx_.collectives(), mine);
     std::string eval_text;
     if ((epoch + 1) % options_.eval_every == 0 || epoch + 1 == options_.num_epochs) {
       std::tie(summary_.val_acc, summary_.test_acc) = with_context(
@@ -204,6 +204,7 @@ RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const
   nlohmann::json run = describe_job(ctx);
   run["tool"] = tool.empty() && !args.empty() ? std::filesystem::path(args[0]).filename().string() : tool;
   run["config"] = config;
+  run["out_dir"] = std::filesystem::absolute(out_dir).lexically_normal().string();
   log.describe_run(run);
   return log;
 }

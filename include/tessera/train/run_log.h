@@ -51,12 +51,13 @@ class RunLog {
   void progress(int epoch, int64_t done, int64_t total);
   // The same with any label ("training" for steps); a new label starts a new bar.
   void progress(const std::string& label, int64_t done, int64_t total);
+  // Erases the progress bar, if one is drawn: before something else draws its own.
+  void clear_progress();
   // The final metrics: written to the metrics file and printed as the last line.
   void final_metrics(const nlohmann::json& record);
 
  private:
   struct RunFile;
-  void clear_progress();
   bool active_;
   bool bars_;  // standard output is a terminal that gets progress bars
   std::string metrics_path_;

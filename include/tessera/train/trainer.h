@@ -98,7 +98,7 @@ void check(const EpochLoopOptions& options);
 // every log_every steps, then write the epoch's metrics record (loss, train
 // accuracy, throughput, the time split, host CPU use) and, every eval_every
 // epochs, call `evaluate` for (validation, test) accuracy. Each record holds
-// "trainers": every trainer's own throughput, time split and peak RSS,
+// "per_trainer": every trainer's own throughput, time split and peak RSS,
 // gathered from all of them. Only the logging trainer's RunLog writes; every
 // trainer runs the same loop.
 class EpochLoop {
