@@ -128,7 +128,9 @@ TEST(ConfigSweep, SubjectOnlyLabelledTypeTrainsAndWarnsWithoutInverse) {
     for (int parts : {1, 2}) {
       const std::string config = ws.partitioned(molecules, parts, reverse);
       EXPECT_EQ(ws.last_partition_err().find(kWarning) != std::string::npos, without) << ws.last_partition_err();
-      if (without) EXPECT_NE(ws.last_partition_err().find("'Compound'"), std::string::npos);
+      if (without) {
+        EXPECT_NE(ws.last_partition_err().find("'Compound'"), std::string::npos);
+      }
       const Deploy deploy = parts == 1 ? Deploy::kStandalone : Deploy::kLaunch2;
       const std::string out = ws.out_dir(parts + (without ? 10 : 0));
       const CommandResult r = start(ws, deploy, config,

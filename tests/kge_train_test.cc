@@ -156,30 +156,23 @@ std::string dataset(const TempDir& dir, const std::string& name, const std::map<
   return d;
 }
 
-void expect_error(const std::string& args, const std::string& expected) {
-  const CommandResult r = run_tessera(args);
-  EXPECT_NE(r.exit_code, 0) << args;
-  EXPECT_NE(r.err.find(expected), std::string::npos) << args << "\n" << r.err;
-  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
-}
-
 TEST(KgeTrain, BadInputIsAClearError) {
   TempDir dir;
   const std::string good = dataset(dir, "good", {{"train.txt", "a\tr\tb\nb\tr\tc\n"}});
   const std::string out = " --save_path " + dir / "out";
-  expect_error("kge train --data_path " + good + " --model_name TransQ" + out, "unknown model 'TransQ'");
-  expect_error("kge train --data_path " + good + " --hidden_dim 0" + out, "--hidden_dim must be at least 1");
+  expect_tessera_error("kge train --data_path " + good + " --model_name TransQ" + out, "unknown model 'TransQ'");
+  expect_tessera_error("kge train --data_path " + good + " --hidden_dim 0" + out, "--hidden_dim must be at least 1");
   const std::string malformed = dataset(dir, "malformed", {{"train.txt", "a\tr\tb\na\tr\n"}});
-  expect_error("kge train --data_path " + malformed + out, "train.txt:2: expected 'head<TAB>relation<TAB>tail'");
+  expect_tessera_error("kge train --data_path " + malformed + out, "train.txt:2: expected 'head<TAB>relation<TAB>tail'");
   const std::string udd = dataset(dir, "udd", {{"entities.dict", "0\ta\n1\tb\n"}, {"relations.dict", "0\tr\n"},
                                                 {"train.txt", "0\t0\t1\n1\t0\t2\n"}});
-  expect_error("kge train --format udd_hrt --data_path " + udd + out,
+  expect_tessera_error("kge train --format udd_hrt --data_path " + udd + out,
                "train.txt:2: entity id 2 is not below the entity count 2");
   const std::string openke = dataset(dir, "openke", {{"entity2id.txt", "2\na\t0\na\t1\n"}, {"relation2id.txt", "1\nr\t0\n"},
                                                       {"train2id.txt", "1\n0 1 0\n"}});
-  expect_error("kge train --format openke --data_path " + openke + out, "entity2id.txt:3: duplicate name 'a'");
-  expect_error("kge train --format nonsense --data_path " + good + out, "unknown --format 'nonsense'");
-  expect_error("kge train --data_path " + good + " --batch_size 100 --neg_sample_size 64" + out,
+  expect_tessera_error("kge train --format openke --data_path " + openke + out, "entity2id.txt:3: duplicate name 'a'");
+  expect_tessera_error("kge train --format nonsense --data_path " + good + out, "unknown --format 'nonsense'");
+  expect_tessera_error("kge train --data_path " + good + " --batch_size 100 --neg_sample_size 64" + out,
                "multiple of the negative chunk size 64");
   EXPECT_FALSE(fs::exists(dir / "out/good_TransE_l2_entity.npy"));
 }

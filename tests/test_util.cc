@@ -71,6 +71,13 @@ BackgroundCommand::BackgroundCommand(const std::string& command_line, const std:
   }
 }
 
+void expect_tessera_error(const std::string& args, const std::string& expected) {
+  const CommandResult r = run_tessera(args);
+  EXPECT_NE(r.exit_code, 0) << args;
+  EXPECT_NE(r.err.find(expected), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
 BackgroundCommand::~BackgroundCommand() {
   if (status_ < 0 && pid_ > 0) {
     ::kill(pid_, SIGKILL);

@@ -47,6 +47,10 @@ struct CommandResult {
 // Runs `tessera <args>` (args already shell-quoted where needed).
 CommandResult run_tessera(const std::string& args);
 
+// Runs `tessera <args>` and expects it to fail with `expected` in its
+// standard error, as one clean message (no "terminate", no backtrace).
+void expect_tessera_error(const std::string& args, const std::string& expected);
+
 // Runs a shell command line; stdout and stderr captured separately.
 CommandResult run_command(const std::string& command_line);
 

@@ -73,24 +73,48 @@ Dataset assemble(Triples train, const Triples& valid, const Triples& test, std::
   return d;
 }
 
-void read_name_triples(const std::string& path, NameIndex* entities, NameIndex* relations, Triples* out) {
+// Which field of a triple line holds the head, the relation and the tail, and
+// how fields are separated.
+struct Columns {
+  std::string separators;
+  bool skip_empty;  // runs of separators count as one (whitespace)
+  int head, relation, tail;
+  // "head<TAB>relation<TAB>tail", in this layout's order and separator.
+  std::string pattern() const {
+    const std::string sep = separators == "\t" ? "<TAB>" : skip_empty ? " " : separators;
+    std::string names[3];
+    names[head] = "head", names[relation] = "relation", names[tail] = "tail";
+    return names[0] + sep + names[1] + sep + names[2];
+  }
+};
+
+const Columns kTabHrt{"\t", false, 0, 1, 2};
+
+// The fields of a triple line: exactly three, as `columns` says.
+void split_triple(std::string_view line, const Columns& columns, const LineReader& reader, const char* kind,
+                  std::vector<std::string_view>* fields) {
+  split_fields(trim(line), columns.separators, columns.skip_empty, fields);
+  if (fields->size() != 3)
+    fail("{}: expected {}'{}', found {} field(s) in '{}'", reader.where(), kind, columns.pattern(), fields->size(),
+         std::string(line));
+}
+
+void read_name_triples(const std::string& path, const Columns& columns, NameIndex* entities, NameIndex* relations,
+                       Triples* out) {
   LineReader reader(path);
   std::string_view line;
   std::vector<std::string_view> fields;
   while (reader.next(&line)) {
     if (trim(line).empty()) continue;
-    split_fields(line, "\t", false, &fields);
-    if (fields.size() != 3)
-      fail("{}: expected 'head<TAB>relation<TAB>tail', found {} field(s) in '{}'", reader.where(), fields.size(),
-           std::string(line));
-    out->head.push_back(entities->id_of(fields[0]));
-    out->relation.push_back(relations->id_of(fields[1]));
-    out->tail.push_back(entities->id_of(fields[2]));
+    split_triple(line, columns, reader, "", &fields);
+    out->head.push_back(entities->id_of(fields[columns.head]));
+    out->relation.push_back(relations->id_of(fields[columns.relation]));
+    out->tail.push_back(entities->id_of(fields[columns.tail]));
   }
 }
 
-// "h t r" (OpenKE) or "h r t" (DGL-KE udd) id triples, whitespace separated.
-void read_id_triples(const std::string& path, bool has_count_line, bool openke_order, int64_t num_entities,
+// ID triples in `columns`' order, with an optional count line (OpenKE).
+void read_id_triples(const std::string& path, bool has_count_line, const Columns& columns, int64_t num_entities,
                      int64_t num_relations, Triples* out) {
   LineReader reader(path);
   std::string_view line;
@@ -99,16 +123,13 @@ void read_id_triples(const std::string& path, bool has_count_line, bool openke_o
   while (reader.next(&line)) {
     if (trim(line).empty()) continue;
     if (has_count_line && declared < 0) {
-      declared = parse_int(line, reader.where(), "(triple count)");
+      declared = parse_int(trim(line), reader.where(), "(triple count)");
       continue;
     }
-    split_fields(line, " \t", true, &fields);
-    if (fields.size() != 3)
-      fail("{}: expected three ids ({}), found '{}'", reader.where(), openke_order ? "head tail relation" : "head relation tail",
-           std::string(line));
-    int64_t h = parse_int(fields[0], reader.where(), "(head id)");
-    int64_t r = parse_int(fields[openke_order ? 2 : 1], reader.where(), "(relation id)");
-    int64_t t = parse_int(fields[openke_order ? 1 : 2], reader.where(), "(tail id)");
+    split_triple(line, columns, reader, "ids ", &fields);
+    int64_t h = parse_int(fields[columns.head], reader.where(), "(head id)");
+    int64_t r = parse_int(fields[columns.relation], reader.where(), "(relation id)");
+    int64_t t = parse_int(fields[columns.tail], reader.where(), "(tail id)");
     for (int64_t e : {h, t})
       if (e < 0 || e >= num_entities)
         fail("{}: entity id {} is not below the entity count {}", reader.where(), e, num_entities);
@@ -122,8 +143,12 @@ void read_id_triples(const std::string& path, bool has_count_line, bool openke_o
     fail("{}: first line declares {} triples, file has {}", path, declared, out->size());
 }
 
-// "name<TAB>id" (OpenKE, with a count line) or "id<TAB>name" (DGL-KE .dict).
-std::vector<std::string> read_name_map(const std::string& path, bool has_count_line, bool id_first) {
+}  // namespace
+
+// "name<TAB>id" (OpenKE, with a count line) or "id<TAB>name" (DGL-KE .dict;
+// user-defined maps with their --delimiter).
+std::vector<std::string> read_name_map(const std::string& path, bool has_count_line, bool id_first,
+                                       const std::string& separator) {
   NameIndex index;
   LineReader reader(path);
   std::string_view line;
@@ -136,8 +161,9 @@ std::vector<std::string> read_name_map(const std::string& path, bool has_count_l
       declared = parse_int(line, reader.where(), "(count)");
       continue;
     }
-    split_fields(line, "\t", false, &fields);
-    if (fields.size() != 2) fail("{}: expected '{}', found '{}'", reader.where(), id_first ? "id<TAB>name" : "name<TAB>id", std::string(line));
+    split_fields(trim(line), separator, false, &fields);
+    if (fields.size() != 2)
+      fail("{}: expected '{}', found '{}'", reader.where(), id_first ? "id<SEP>name" : "name<SEP>id", std::string(line));
     int64_t id = parse_int(fields[id_first ? 0 : 1], reader.where(), "(id)");
     index.insert(fields[id_first ? 1 : 0], id, reader.where());
     ++n;
@@ -148,15 +174,13 @@ std::vector<std::string> read_name_map(const std::string& path, bool has_count_l
   return index.names();
 }
 
-}  // namespace
-
 Dataset read_kg_names(const std::string& dir) {
   NameIndex entities, relations;
   Triples train, valid, test;
-  read_name_triples(path_join(dir, "train.txt"), &entities, &relations, &train);
+  read_name_triples(path_join(dir, "train.txt"), kTabHrt, &entities, &relations, &train);
   for (auto [file, triples] : {std::pair{"valid.txt", &valid}, {"test.txt", &test}}) {
     const std::string p = path_join(dir, file);
-    if (file_exists(p)) read_name_triples(p, &entities, &relations, triples);
+    if (file_exists(p)) read_name_triples(p, kTabHrt, &entities, &relations, triples);
   }
   return assemble(std::move(train), valid, test, std::move(entities.names()), std::move(relations.names()), dir);
 }
@@ -174,14 +198,15 @@ struct IdLayout {
 };
 
 Dataset read_kg_ids(const std::string& dir, const IdLayout& l) {
-  auto entities = read_name_map(path_join(dir, l.entity_file), l.count_lines, l.id_first);
-  auto relations = read_name_map(path_join(dir, l.relation_file), l.count_lines, l.id_first);
+  auto entities = read_name_map(path_join(dir, l.entity_file), l.count_lines, l.id_first, "\t");
+  auto relations = read_name_map(path_join(dir, l.relation_file), l.count_lines, l.id_first, "\t");
   const auto ne = static_cast<int64_t>(entities.size());
   const auto nr = static_cast<int64_t>(relations.size());
   Triples split[3];
   for (int i = 0; i < 3; ++i) {
     const std::string p = path_join(dir, l.triple_files[i]);
-    if (i == 0 || file_exists(p)) read_id_triples(p, l.count_lines, l.openke_order, ne, nr, &split[i]);
+    const Columns columns{" \t", true, 0, l.openke_order ? 2 : 1, l.openke_order ? 1 : 2};
+    if (i == 0 || file_exists(p)) read_id_triples(p, l.count_lines, columns, ne, nr, &split[i]);
   }
   return assemble(std::move(split[0]), split[1], split[2], std::move(entities), std::move(relations), dir);
 }
@@ -195,6 +220,46 @@ Dataset read_kg_openke(const std::string& dir) {
 
 Dataset read_kg_udd(const std::string& dir) {
   return read_kg_ids(dir, {"entities.dict", "relations.dict", {"train.txt", "valid.txt", "test.txt"}, false, true, false});
+}
+
+}  // namespace tessera
+
+namespace tessera {
+
+Dataset read_kg_files(const std::string& dir, const KgFiles& spec) {
+  if (spec.order.size() != 3 || spec.order.find('h') == std::string::npos ||
+      spec.order.find('r') == std::string::npos || spec.order.find('t') == std::string::npos)
+    fail("--format {}udd_{}: the suffix must order the letters h, r and t (e.g. hrt, htr)", spec.raw ? "raw_" : "",
+         spec.order);
+  if (spec.delimiter.size() != 1)
+    fail("--delimiter '{}': expected one character (DGL-KE's are \\t, |, , and ;)", spec.delimiter);
+  const Columns columns{spec.delimiter, false, static_cast<int>(spec.order.find('h')),
+                        static_cast<int>(spec.order.find('r')), static_cast<int>(spec.order.find('t'))};
+  const size_t n = spec.files.size();
+  const size_t maps = spec.raw ? 0 : 2;  // udd names its entity and relation maps first
+  if (n != maps + 1 && n != maps + 3)
+    fail(spec.raw ? "--format raw_udd_{0} takes 1 or 3 --data_files (train, or train valid test), got {1}"
+                  : "--format udd_{0} takes 3 or 5 --data_files (entities relations train, or entities relations "
+                    "train valid test), got {1}",
+         spec.order, n);
+  std::vector<std::string> paths;
+  for (const std::string& f : spec.files) {
+    paths.push_back(path_join(dir, f));
+    if (!file_exists(paths.back())) fail("--data_files: {} is not in {}", f, dir);
+  }
+  Triples split[3];
+  if (spec.raw) {
+    NameIndex entities, relations;
+    for (size_t i = 0; i < n; ++i) read_name_triples(paths[i], columns, &entities, &relations, &split[i]);
+    return assemble(std::move(split[0]), split[1], split[2], std::move(entities.names()), std::move(relations.names()),
+                    dir);
+  }
+  auto entities = read_name_map(paths[0], false, true, spec.delimiter);
+  auto relations = read_name_map(paths[1], false, true, spec.delimiter);
+  for (size_t i = maps; i < n; ++i)
+    read_id_triples(paths[i], false, columns, static_cast<int64_t>(entities.size()),
+                    static_cast<int64_t>(relations.size()), &split[i - maps]);
+  return assemble(std::move(split[0]), split[1], split[2], std::move(entities), std::move(relations), dir);
 }
 
 }  // namespace tessera

@@ -192,7 +192,7 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
     job.worker_triples = {job.kg.train};
     job.known_train = gather_original_triples(*job.ctx, job.kg.train);
   } else {
-    job.kg = read_knowledge_graph({o.data_path, o.dataset, o.format});
+    job.kg = read_knowledge_graph({o.data_path, o.dataset, o.format, o.data_files, o.delimiter});
     job.worker_triples = split_triples(job.kg.train, o.num_proc, o.seed);
     job.known_train = job.kg.train;
   }

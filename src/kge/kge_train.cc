@@ -33,12 +33,17 @@ void validate(const KgeOptions& o) {
   if (o.eval_interval < 1) fail("--eval_interval must be at least 1, got {}", o.eval_interval);
   if (o.num_proc < 1) fail("--num_proc must be at least 1, got {}", o.num_proc);
   if (o.num_thread < 0) fail("--num_thread must be at least 1 (0: cores / --num_proc), got {}", o.num_thread);
+  if (o.num_test_proc < 0) fail("--num_test_proc must be at least 1 (0: --num_proc), got {}", o.num_test_proc);
   if (o.force_sync_interval < 1) fail("--force_sync_interval must be at least 1, got {}", o.force_sync_interval);
   if (o.checkpoint_interval < 0) fail("--checkpoint_interval must be 0 (none) or more, got {}", o.checkpoint_interval);
   if (!(o.eval_percent > 0 && o.eval_percent <= 1)) fail("--eval_percent must be in (0, 1], got {}", o.eval_percent);
   if (o.neg_sample_size_eval == 0 || o.neg_sample_size_eval < -1)
     fail("--neg_sample_size_eval must be -1 (every entity) or at least 1, got {}", o.neg_sample_size_eval);
   if (o.batch_size_eval < 1) fail("--batch_size_eval must be at least 1, got {}", o.batch_size_eval);
+  if (o.neg_deg_sample_eval && !o.no_eval_filter)
+    fail("--neg_deg_sample_eval needs --no_eval_filter (as in DGL-KE: candidates drawn by degree are not filtered)");
+  if (o.neg_deg_sample_eval && o.neg_sample_size_eval < 0)
+    fail("--neg_deg_sample_eval samples candidates: give --neg_sample_size_eval N (-1 ranks against every entity)");
   if (o.regularization_coef < 0) fail("-rc must not be negative, got {}", o.regularization_coef);
   if (!(o.regularization_norm > 0)) fail("-rn must be positive, got {}", o.regularization_norm);
   SamplerOptions s{o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, 1};
@@ -86,16 +91,25 @@ nlohmann::json metrics_json(const RankSums& s, const std::string& prefix) {
           {prefix + "_hits@3", s.hits3 / n},   {prefix + "_hits@10", s.hits10 / n}, {prefix + "_queries", s.count}};
 }
 
-// Ranks this trainer's share of `triples`; the sums of every trainer.
+// Ranks this trainer's share of `triples`; the sums of every trainer. The
+// workers are idle meanwhile: ranking gets the threads of --num_test_proc of
+// them (DGL-KE's test processes), all of them by default.
 RankSums evaluate(KgeJob& job, const Array& triples, const ScoreFunction& score, const KnownTriples& known,
                   const KgeOptions& o) {
+  const int worker_threads = threads_per_worker(o);
+  set_num_threads((o.num_test_proc > 0 ? o.num_test_proc : o.num_proc) * worker_threads);
+  struct Restore {
+    int n;
+    ~Restore() { set_num_threads(n); }
+  } restore{worker_threads};
   job.entities->flush();
   job.barrier();  // every trainer's last pushes have landed
   const torch::Tensor entities = job.entities->read_all();
   const torch::Tensor relations = job.relations->view();
   const int64_t n = triples.rows();
   const int64_t begin = n * job.rank() / job.world_size(), end = n * (job.rank() + 1) / job.world_size();
-  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed, job.logs()};
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval,
+                 o.neg_deg_sample_eval ? &job.known_train : nullptr, o.seed, job.logs()};
   RankSums mine = rank_triples(triples, begin, end, entities, relations, score, &known, ro);
   if (!job.distributed()) return mine;
   auto a = mine.as_array();
@@ -327,10 +341,10 @@ int run_kge_evaluation(const KgeOptions& options) {
   KgeOptions o = options_from_config(options.save_path, options);
   validate(o);
   o.model_name = model_name(parse_model(o.model_name));
-  set_num_threads(threads_per_worker(o));
+  set_num_threads((o.num_test_proc > 0 ? o.num_test_proc : o.num_proc) * threads_per_worker(o));
   keep_freed_memory();
   const auto score = make_score_function(score_options(o));
-  const KnowledgeGraph kg = read_knowledge_graph({o.data_path, o.dataset, o.format});
+  const KnowledgeGraph kg = read_knowledge_graph({o.data_path, o.dataset, o.format, o.data_files, o.delimiter});
   const SavedTables tables = load_embeddings(o, score->entity_dim(), score->relation_dim());
   if (tables.entities.size(0) != kg.num_entities || tables.relations.size(0) != kg.num_relations)
     fail("{}: {} entity and {} relation rows, but {} has {} entities and {} relations", o.save_path,
@@ -339,7 +353,8 @@ int run_kge_evaluation(const KgeOptions& options) {
   train::RunLog log("", true);
   Timer t;
   const Array test = eval_subset(kg.test, o.eval_percent, o.seed + 1);
-  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval, o.seed, true};
+  RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval,
+                 o.neg_deg_sample_eval ? &kg.train : nullptr, o.seed, true};
   nlohmann::json m = metrics_json(rank_triples(test, 0, test.rows(), tables.entities, tables.relations, *score, &known, ro), "test");
   log.line(metrics_line(m, "test") + fmt::format(" in {:.1f}s", t.seconds()));
   m["model"] = o.model_name;

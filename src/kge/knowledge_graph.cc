@@ -1,7 +1,9 @@
 #include "tessera/kge/knowledge_graph.h"
 
 #include <filesystem>
+#include <optional>
 
+#include "io/formats.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/base/error.h"
 
@@ -23,19 +25,58 @@ namespace {
 // DGL-KE's --format names onto the dataset readers' formats.
 std::string reader_format(const std::string& format) {
   if (format == "auto" || format.empty()) return "auto";
-  if (format == "built_in" || format == "raw_udd_hrt" || format == "raw_udd") return "kg";
-  if (format == "udd_hrt" || format == "udd") return "udd";
+  if (format == "built_in") return "kg";
   if (format == "openke") return "openke";
-  fail("unknown --format '{}' (expected built_in, raw_udd_hrt, udd_hrt, openke or auto)", format);
+  fail("unknown --format '{}' (expected built_in, raw_udd_<order>, udd_<order>, openke or auto)", format);
+}
+
+// "raw_udd_htr" -> {raw, "htr"}; nullopt for the formats read_dataset knows.
+std::optional<KgFiles> user_defined(const std::string& format) {
+  for (const bool raw : {true, false}) {
+    const std::string prefix = raw ? "raw_udd" : "udd";
+    if (format.rfind(prefix, 0) != 0) continue;
+    KgFiles spec;
+    spec.raw = raw;
+    const std::string rest = format.substr(prefix.size());
+    if (!rest.empty() && rest[0] != '_') break;  // "udder": not ours
+    spec.order = rest.empty() ? "hrt" : rest.substr(1);
+    return spec;
+  }
+  return std::nullopt;
+}
+
+// The default files of a user-defined format given without --data_files: DGL-KE's names.
+std::vector<std::string> default_files(const std::string& dir, bool raw) {
+  std::vector<std::string> files;
+  if (!raw) files = {"entities.dict", "relations.dict"};
+  files.push_back("train.txt");
+  if (file_exists(path_join(dir, "valid.txt")) && file_exists(path_join(dir, "test.txt")))
+    files.insert(files.end(), {"valid.txt", "test.txt"});
+  return files;
 }
 
 }  // namespace
 
 Dataset read_kg_dataset(const KgSource& source) {
+  const std::string dir = kg_directory(source);
+  std::optional<KgFiles> spec = user_defined(source.format);
+  if (!spec && !source.data_files.empty())
+    fail("--data_files goes with --format raw_udd_<order> or udd_<order> (DGL-KE's user-defined data), not '{}'",
+         source.format);
+  if (!spec && source.delimiter != "\t")
+    fail("--delimiter goes with --format raw_udd_<order> or udd_<order>, not '{}'", source.format);
+  if (spec) {
+    spec->delimiter = source.delimiter == "\\t" ? "\t" : source.delimiter;  // as typed in a shell: '\t'
+    spec->files = source.data_files.empty() ? default_files(dir, spec->raw) : source.data_files;
+    Dataset d = read_kg_files(dir, *spec);
+    d.name = !source.dataset.empty() ? source.dataset : std::filesystem::path(dir).lexically_normal().filename().string();
+    if (d.name.empty()) d.name = "kg";
+    return d;
+  }
   ReadOptions options;
   options.format = reader_format(source.format);
   options.name = source.dataset;
-  return read_dataset(kg_directory(source), options);
+  return read_dataset(dir, options);
 }
 
 KnowledgeGraph read_knowledge_graph(const KgSource& source) { return knowledge_graph_of(read_kg_dataset(source)); }

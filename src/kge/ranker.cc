@@ -53,7 +53,8 @@ void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_
                     const RankOptions& o, RankSums* sums, Progress* bar) {
   const int64_t num_entities = entities.size(0);
   const bool sampled = o.neg_sample_size_eval > 0;
-  const int64_t candidates = sampled ? o.neg_sample_size_eval : num_entities;
+  const bool by_degree = sampled && o.degree_triples != nullptr && o.degree_triples->rows() > 0;
+  const int64_t candidates = sampled ? o.neg_sample_size_eval * (by_degree ? 2 : 1) : num_entities;
   const int64_t per_pair = score.negative_pair_elements();
   const int64_t chunk = sampled ? std::max<int64_t>(1, o.batch_size_eval)
                                 : std::clamp<int64_t>(kScoreBudget / (candidates * per_pair), 1, 1024);
@@ -75,7 +76,14 @@ void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_
     const torch::Tensor rel = relations.index_select(0, ids(relation_ids)).unsqueeze(0);
     torch::Tensor cands = entities;
     if (sampled) {
-      for (auto& c : candidate_ids) c = static_cast<int64_t>(rng.below(num_entities));
+      for (int64_t m = 0; m < candidates; ++m) {
+        if (by_degree && m >= o.neg_sample_size_eval) {
+          const int64_t* t = triple(*o.degree_triples, static_cast<int64_t>(rng.below(o.degree_triples->rows())));
+          candidate_ids[m] = t[rng.below(2) * 2];  // the head or the tail
+        } else {
+          candidate_ids[m] = static_cast<int64_t>(rng.below(num_entities));
+        }
+      }
       cands = entities.index_select(0, ids(candidate_ids));
     }
     const torch::Tensor scores = score.negative(anchor, rel, cands.unsqueeze(0), head_query).squeeze(0).contiguous();

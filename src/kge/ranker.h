@@ -2,7 +2,7 @@
 // twice, its tail against candidate tails and its head against candidate
 // heads; MR, MRR and Hits@1/3/10 average over both. Candidates are all
 // entities (--neg_sample_size_eval -1) or a uniform sample shared by a chunk
-// of queries. Filtered (the default) leaves out every candidate that makes a
+// of queries (doubled with a degree-proportional one: --neg_deg_sample_eval). Filtered (the default) leaves out every candidate that makes a
 // known triple (train, valid or test), exactly: the rank is
 // 1 + #{candidates, not known, scoring at least the true triple}.
 //
@@ -47,6 +47,9 @@ struct RankOptions {
   bool filtered = true;
   int64_t neg_sample_size_eval = -1;  // -1: every entity is a candidate
   int64_t batch_size_eval = 8;        // sampled mode: queries sharing one candidate set
+  // Sampled mode, --neg_deg_sample_eval: as many candidates again, each an
+  // end of a random one of these triples (so in proportion to degree).
+  const Array* degree_triples = nullptr;
   uint64_t seed = 0;
   bool progress = false;              // a bar of the queries ranked, on a terminal (base/progress.h)
 };

@@ -27,7 +27,7 @@ void add_train_command(CLI::App& app);
 void add_kge_command(CLI::App& app);
 
 // The command line with DGL-KE's multi-letter single-dash flags (-adv, -de,
-// -dr, -rc, -rn, -pw) in `tessera kge ...` spelled as their long names,
+// -dr, -rc, -rn, -pw, -log) in `tessera kge ...` spelled as their long names,
 // which CLI11 can parse.
 std::vector<std::string> dglke_spellings(int argc, char** argv);
 

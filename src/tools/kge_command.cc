@@ -1,14 +1,17 @@
-// `tessera kge train | eval | partition`: DGL-KE's dglke_train /
-// dglke_dist_train, dglke_eval and dglke_partition, with their flags.
+// `tessera kge train | eval | partition | predict | emb_sim`: DGL-KE's
+// dglke_train / dglke_dist_train, dglke_eval, dglke_partition, dglke_predict
+// and dglke_emb_sim, with their flags.
 #include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "tessera/kge/kge_infer.h"
 #include "tessera/kge/kge_train.h"
 #include "tessera/kge/knowledge_graph.h"
 #include "tessera/partition/partition.h"
 #include "tools/commands.h"
+#include "tools/kge_flags.h"
 #include "tessera/base/timer.h"
 
 namespace tessera {
@@ -16,10 +19,44 @@ namespace {
 
 using kge::KgeOptions;
 
+// DGL-KE's data flags, shared by train, eval and partition.
+void add_source_flags(CLI::App* cmd, std::string* data_path, std::string* dataset, std::string* format,
+                      std::vector<std::string>* data_files, std::string* delimiter) {
+  cmd->add_option("--data_path,--data-path", *data_path, "folder holding the dataset (or its parent)");
+  cmd->add_option("--dataset", *dataset, "dataset name: <data_path>/<dataset> is read when it exists");
+  cmd->add_option("--format", *format,
+                  "built_in | raw_udd_<order> | udd_<order> (order: hrt, htr, ...) | openke | auto (default)");
+  cmd->add_option("--data_files", *data_files,
+                  "raw_udd: train [valid test]; udd: entities relations train [valid test] (in the data folder)")
+      ->expected(1, 5)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--delimiter", *delimiter, "field separator of raw_udd / udd files (default tab)");
+  cmd->add_flag_callback(
+      "--has_edge_importance",
+      [] {
+        throw CLI::ValidationError("--has_edge_importance",
+                                   "weighting the loss by a fourth column of edge importance is not supported yet");
+      },
+      "refused: Tessera does not weight the loss by edge importance yet");
+}
+
+// DGL-KE's --gpu: only -1 (the CPU) runs here.
+void add_gpu_flag(CLI::App* cmd) {
+  cmd->add_option_function<std::vector<int>>(
+         "--gpu",
+         [](const std::vector<int>& gpus) {
+           for (int g : gpus)
+             if (g != -1)
+               throw CLI::ValidationError("--gpu", fmt::format("GPU {} asked for: Tessera's KGE runs on the CPU "
+                                                                "(give -1 or leave --gpu out)", g));
+         },
+         "-1 (the CPU, default); GPUs are refused")
+      ->expected(1, 64)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 void add_data_flags(CLI::App* cmd, KgeOptions* o) {
-  cmd->add_option("--data_path,--data-path", o->data_path, "folder holding the dataset (or its parent)");
-  cmd->add_option("--dataset", o->dataset, "dataset name: <data_path>/<dataset> is read when it exists");
-  cmd->add_option("--format", o->format, "built_in | raw_udd_hrt | udd_hrt | openke | auto (default)");
+  add_source_flags(cmd, &o->data_path, &o->dataset, &o->format, &o->data_files, &o->delimiter);
 }
 
 void add_model_flags(CLI::App* cmd, KgeOptions* o) {
@@ -37,18 +74,22 @@ void add_eval_flags(CLI::App* cmd, KgeOptions* o) {
                   "candidates per query: -1 (default) ranks against every entity");
   cmd->add_option("--eval_percent", o->eval_percent, "fraction of valid/test triples ranked (default 1)");
   cmd->add_flag("--no_eval_filter", o->no_eval_filter, "raw ranks: keep known triples among the candidates");
+  cmd->add_flag("--neg_deg_sample_eval", o->neg_deg_sample_eval,
+                "as many sampled candidates again, in proportion to degree (with --no_eval_filter)");
   cmd->add_option("--num_thread", o->num_thread, "threads per worker (default 0: cores / --num_proc)");
+  cmd->add_option("--num_test_proc", o->num_test_proc,
+                  "evaluation ranks on this many workers' threads (default 0: --num_proc, every worker's)");
   cmd->add_option("--seed", o->seed, "random seed (default 0)");
 }
 
-void add_train(CLI::App& kge) {
-  auto o = std::make_shared<KgeOptions>();
+}  // namespace
+
+void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   auto ignored = std::make_shared<std::string>();
   auto ignored_flag = std::make_shared<bool>(false);
-  CLI::App* cmd = kge.add_subcommand("train", "train knowledge-graph embeddings (dglke_train / dglke_dist_train)");
-  add_data_flags(cmd, o.get());
-  add_model_flags(cmd, o.get());
-  add_eval_flags(cmd, o.get());
+  add_data_flags(cmd, o);
+  add_model_flags(cmd, o);
+  add_eval_flags(cmd, o);
   cmd->add_option("--part_config,--part-config", o->part_config,
                   "partitioned KG (`tessera kge partition`): train under tessera launch, entities on the servers");
   cmd->add_option("--ip_config,--ip-config", *ignored, "set by tessera launch (informational)");
@@ -74,18 +115,26 @@ void add_train(CLI::App& kge) {
                 "accepted for DGL-KE's command line: distributed pushes always overlap the next step");
   cmd->add_option("--force_sync_interval", o->force_sync_interval,
                   "distributed: steps between syncs of the relation replicas (default 1000)");
-  CLI::Option* save_path = cmd->add_option(
-      "--save_path", o->save_path,
-      "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
+  cmd->add_option("--save_path", o->save_path,
+                  "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
                   "steps between checkpoints in <save_path>/checkpoint (default 10000; 0: none)");
   cmd->add_flag("--resume", o->resume, "continue from <save_path>/checkpoint");
   cmd->add_option("--num_client_proc,--num_client", *ignored, "accepted for dglke_dist_train (the launcher's --num_trainers)");
   cmd->add_flag("--rel_part,--soft_rel_part,--mix_cpu_gpu", *ignored_flag, "accepted for DGL-KE's command line");
-  cmd->callback([o, ignored, ignored_flag, save_path] {
+  add_gpu_flag(cmd);
+}
+
+namespace {
+
+void add_train(CLI::App& kge) {
+  auto o = std::make_shared<KgeOptions>();
+  CLI::App* cmd = kge.add_subcommand("train", "train knowledge-graph embeddings (dglke_train / dglke_dist_train)");
+  add_training_flags(cmd, o.get());
+  cmd->callback([o, cmd] {
     const char* run_dir = std::getenv("TESSERA_RUN_DIR");
-    if (save_path->count() == 0 && run_dir != nullptr && *run_dir != '\0') o->save_path = run_dir;
+    if (cmd->count("--save_path") == 0 && run_dir != nullptr && *run_dir != '\0') o->save_path = run_dir;
     const int code = kge::run_kge_training(*o);
     if (code != 0) throw CLI::RuntimeError(code);
   });
@@ -99,6 +148,7 @@ void add_eval(CLI::App& kge) {
   add_eval_flags(cmd, o.get());
   cmd->add_option("--model_path,--save_path", o->save_path, "the --save_path of training (config.json, *.npy)")
       ->required();
+  add_gpu_flag(cmd);
   cmd->callback([o, model_path] {
     const int code = kge::run_kge_evaluation(*o);
     if (code != 0) throw CLI::RuntimeError(code);
@@ -111,10 +161,9 @@ void add_partition(CLI::App& kge) {
   options->balance_edges = true;
   CLI::App* cmd = kge.add_subcommand(
       "partition", "METIS-partition a KG's entities; each triple is stored with its tail's partition");
-  cmd->add_option("--data_path,--data-path", source->data_path, "folder holding the dataset (or its parent)")
-      ->required();
-  cmd->add_option("--dataset", source->dataset, "dataset name: <data_path>/<dataset> is read when it exists");
-  cmd->add_option("--format", source->format, "built_in | raw_udd_hrt | udd_hrt | openke | auto (default)");
+  add_source_flags(cmd, &source->data_path, &source->dataset, &source->format, &source->data_files,
+                   &source->delimiter);
+  cmd->get_option("--data_path")->required();
   cmd->add_option("-k,--num_parts,--num-parts", options->num_parts, "number of partitions")->required();
   cmd->add_option("--part_method,--method", options->method, "metis (default) or random");
   cmd->add_option("--seed", options->seed, "random seed");
@@ -135,14 +184,61 @@ void add_partition(CLI::App& kge) {
   });
 }
 
+void add_predict(CLI::App& kge) {
+  auto o = std::make_shared<kge::PredictOptions>();
+  CLI::App* cmd = kge.add_subcommand("predict", "top-K triples among given heads, relations, tails (dglke_predict)");
+  cmd->add_option("--data_path", o->data_path, "where --entity_mfile / --rel_mfile are looked up (default data)");
+  cmd->add_option("--model_path", o->model_path, "the --save_path of training (config.json, *.npy)")->required();
+  cmd->add_option("--format", o->format, "h_r_t, h_r_*, h_*_t, *_r_t, h_*_*, *_r_* or *_*_t ('*': all)")->required();
+  cmd->add_option("--data_files", o->data_files, "one list file per letter of --format, one object a line")
+      ->expected(0, 3)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--raw_data", o->raw_data, "the lists hold names, mapped through the ID maps");
+  cmd->add_option("--exec_mode", o->exec_mode, "all (default), triplet_wise, batch_head, batch_rel or batch_tail");
+  cmd->add_option("--topK,--topk", o->topk, "rows kept (per element with batch_*; default 10)");
+  cmd->add_option("--score_func", o->score_func, "none (default) or logsigmoid");
+  cmd->add_option("--output", o->output, "result file (default result.tsv)");
+  cmd->add_option("--entity_mfile", o->entity_mfile, "entity ID map (default <model_path>/entities.tsv)");
+  cmd->add_option("--rel_mfile", o->rel_mfile, "relation ID map (default <model_path>/relations.tsv)");
+  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
+  add_gpu_flag(cmd);
+  cmd->callback([o] {
+    const int code = kge::run_kge_predict(*o);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+void add_emb_sim(CLI::App& kge) {
+  auto o = std::make_shared<kge::EmbSimOptions>();
+  CLI::App* cmd = kge.add_subcommand("emb_sim", "most similar pairs of embeddings (dglke_emb_sim)");
+  cmd->add_option("--emb_file", o->emb_file, "an entity or relation table saved by training (.npy)")->required();
+  cmd->add_option("--format", o->format, "l_r, l_*, *_r or * ('*': every row)")->required();
+  cmd->add_option("--data_files", o->data_files, "one list file per letter of --format, one object a line")
+      ->expected(0, 2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--raw_data", o->raw_data, "the lists hold names, mapped through --mfile");
+  cmd->add_option("--mfile", o->mfile, "the ID map of the table's rows (entities.tsv / relations.tsv)");
+  cmd->add_option("--exec_mode", o->exec_mode, "all (default), pairwise or batch_left");
+  cmd->add_option("--topK,--topk", o->topk, "rows kept (per left object with batch_left; default 10)");
+  cmd->add_option("--sim_func", o->sim_func, "cosine (default), l2, l1, dot or ext_jaccard");
+  cmd->add_option("--output", o->output, "result file (default result.tsv)");
+  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
+  add_gpu_flag(cmd);
+  cmd->callback([o] {
+    const int code = kge::run_kge_emb_sim(*o);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
 }  // namespace
 
 std::vector<std::string> dglke_spellings(int argc, char** argv) {
   // CLI11 reads "-adv" as -a -d -v; DGL-KE's multi-letter single-dash flags
-  // become their long names.
+  // (-adv, -de, -dr, -rc, -rn, -pw, -log) become their long names.
   static const std::map<std::string, std::string> kLong = {
       {"-adv", "--neg_adversarial_sampling"}, {"-de", "--double_ent"},          {"-dr", "--double_rel"},
-      {"-rc", "--regularization_coef"},       {"-rn", "--regularization_norm"}, {"-pw", "--pairwise"}};
+      {"-rc", "--regularization_coef"},       {"-rn", "--regularization_norm"}, {"-pw", "--pairwise"},
+      {"-log", "--log_interval"}};
   std::vector<std::string> args(argv, argv + argc);
   const bool kge = argc > 1 && args[1] == "kge";
   for (auto& a : args)
@@ -155,8 +251,11 @@ void add_kge_command(CLI::App& app) {
   kge->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   kge->require_subcommand(1);
   add_train(*kge);
+  add_kge_dist_train(*kge);
   add_eval(*kge);
   add_partition(*kge);
+  add_predict(*kge);
+  add_emb_sim(*kge);
 }
 
 }  // namespace tessera

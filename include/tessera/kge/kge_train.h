@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tessera::kge {
 
@@ -21,7 +22,9 @@ struct KgeOptions {
   // Data: DGL-KE's flags (standalone), or a partitioned KG (distributed).
   std::string dataset;  // default: the data folder's name
   std::string data_path = "data";
-  std::string format = "auto";  // built_in | raw_udd_hrt | udd_hrt | openke | auto
+  std::string format = "auto";  // built_in | raw_udd_<order> | udd_<order> | openke | auto
+  std::vector<std::string> data_files;  // user-defined formats: the files, relative to the data folder
+  std::string delimiter = "\t";         // user-defined formats: the field separator
   std::string part_config;      // distributed: <out>/<graph>.json of `tessera kge partition`
   // Model.
   std::string model_name = "TransE_l2";
@@ -44,6 +47,7 @@ struct KgeOptions {
   int64_t max_step = 80000;  // per worker, as in DGL-KE
   int64_t log_interval = 1000;
   int num_proc = 1, num_thread = 0;  // num_thread 0: cores / num_proc
+  int num_test_proc = 0;             // evaluation runs on num_test_proc x threads per worker (0: num_proc)
   bool async_update = false;
   int64_t force_sync_interval = 1000;
   uint64_t seed = 0;
@@ -52,6 +56,7 @@ struct KgeOptions {
   int64_t eval_interval = 10000;
   int64_t batch_size_eval = 8;
   int64_t neg_sample_size_eval = -1;
+  bool neg_deg_sample_eval = false;  // as many candidates again, by degree (needs --no_eval_filter)
   double eval_percent = 1.0;
   bool no_eval_filter = false;
   // Output.

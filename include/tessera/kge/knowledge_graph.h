@@ -26,11 +26,16 @@ struct KnowledgeGraph {
 };
 
 // Where DGL-KE's flags say the data is: --data_path, --dataset and --format
-// (built_in, raw_udd_hrt, udd_hrt, openke, or auto to detect).
+// (built_in, raw_udd_<order>, udd_<order>, openke, or auto to detect), and
+// for the user-defined formats --data_files (relative to the data folder:
+// raw_udd takes train [valid test], udd entities relations train [valid
+// test]) and --delimiter (one character, tab by default).
 struct KgSource {
   std::string data_path;
   std::string dataset;
   std::string format = "auto";
+  std::vector<std::string> data_files;
+  std::string delimiter = "\t";
 };
 
 // The directory read: <data_path>/<dataset> when that exists, else data_path.
