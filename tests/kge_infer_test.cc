@@ -318,6 +318,14 @@ TEST(KgeData, UserDefinedFormatsTrainFromDataFiles) {
   const double degree_mr = final_metrics(c.out)["test_mr"].get<double>();
   EXPECT_LE(degree_mr, 41);
   EXPECT_GT(degree_mr, uniform_mr * 1.3) << "the degree-proportional half was not added";
+  // dglke_eval's line repeats the model flags: the same as config.json's run, others are refused.
+  c = run_tessera(eval + " --model_name DistMult --hidden_dim 128 --num_proc 1 --gpu -1");
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  c = run_tessera(eval + " --model_name ComplEx");
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("config.json says the embeddings are DistMult"), std::string::npos) << c.err;
+  c = run_tessera(eval + " --hidden_dim 64");
+  EXPECT_NE(c.err.find("--hidden_dim 64: "), std::string::npos) << c.err;
 
   // udd with '|' and the maps first: entities.tsv / relations.tsv from the run above are "id<TAB>name".
   std::ofstream(dir / "ents.txt") << "0|a\n1|b\n2|c\n";

@@ -337,8 +337,29 @@ int run_kge_training(const KgeOptions& options) {
   return 0;
 }
 
+namespace {
+
+// dglke_eval's command line repeats the model flags; config.json is the truth. A flag left at its default counts
+// as not given.
+void check_model_flags(const KgeOptions& given, const KgeOptions& saved) {
+  const KgeOptions defaults;
+  const std::string path = saved.save_path + "/config.json";
+  if (given.model_name != defaults.model_name &&
+      model_name(parse_model(given.model_name)) != model_name(parse_model(saved.model_name)))
+    fail("--model_name {}: {} says the embeddings are {}", given.model_name, path, saved.model_name);
+  if (given.hidden_dim != defaults.hidden_dim && given.hidden_dim != saved.hidden_dim)
+    fail("--hidden_dim {}: {} says {}", given.hidden_dim, path, saved.hidden_dim);
+  if (given.gamma != defaults.gamma && given.gamma != saved.gamma)
+    fail("--gamma {}: {} says {}", given.gamma, path, saved.gamma);
+  if ((given.double_ent && !saved.double_ent) || (given.double_rel && !saved.double_rel))
+    fail("-de / -dr: {} says double_ent {}, double_rel {}", path, saved.double_ent, saved.double_rel);
+}
+
+}  // namespace
+
 int run_kge_evaluation(const KgeOptions& options) {
   KgeOptions o = options_from_config(options.save_path, options);
+  check_model_flags(options, o);
   validate(o);
   o.model_name = model_name(parse_model(o.model_name));
   set_num_threads((o.num_test_proc > 0 ? o.num_test_proc : o.num_proc) * threads_per_worker(o));

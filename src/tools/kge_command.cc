@@ -142,14 +142,18 @@ void add_train(CLI::App& kge) {
 
 void add_eval(CLI::App& kge) {
   auto o = std::make_shared<KgeOptions>();
-  auto model_path = std::make_shared<std::string>();
+  auto ignored_flag = std::make_shared<bool>(false);
   CLI::App* cmd = kge.add_subcommand("eval", "rank the test triples with saved embeddings (dglke_eval)");
   add_data_flags(cmd, o.get());
   add_eval_flags(cmd, o.get());
+  // dglke_eval takes the model's flags again; config.json has them, and one that contradicts it is refused.
+  add_model_flags(cmd, o.get());
+  cmd->add_option("--num_proc", o->num_proc, "workers whose threads rank (default 1: every core)");
+  cmd->add_flag("--mix_cpu_gpu", *ignored_flag, "accepted for DGL-KE's command line");
   cmd->add_option("--model_path,--save_path", o->save_path, "the --save_path of training (config.json, *.npy)")
       ->required();
   add_gpu_flag(cmd);
-  cmd->callback([o, model_path] {
+  cmd->callback([o] {
     const int code = kge::run_kge_evaluation(*o);
     if (code != 0) throw CLI::RuntimeError(code);
   });
