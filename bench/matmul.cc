@@ -1,7 +1,14 @@
 // Dense float GEMM rate through libtorch, to show which BLAS the project's
 // binaries call: the reference BLAS runs ~6 GFLOP/s here, OpenBLAS 75-100.
+//
+// `bench_matmul --kge-step C K D N [THREADS]`: the time of one KGE step's own
+// matrix products at a model's shapes (C chunks of K positives scored against
+// N shared negatives of width D: [K x D] x [D x N] per chunk forward, and the
+// two products of its backward pass), best of 30 repeats. bench/kge.sh
+// divides a training rate by it: the share of the physical bound.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -19,7 +26,30 @@ static std::string mapped_blas() {
   return "(none mapped)";
 }
 
-int main() {
+// One step's products: forward scores and the gradients of both operands.
+int kge_step_bound(int64_t c, int64_t k, int64_t d, int64_t n, int threads) {
+  torch::set_num_threads(threads);
+  const auto anchor = torch::randn({c, k, d}), negatives = torch::randn({c, n, d}), grad = torch::randn({c, k, n});
+  double best = 1e9;
+  for (int rep = 0; rep < 33; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    (void)torch::bmm(anchor, negatives.transpose(1, 2));  // scores [c, k, n]
+    (void)torch::bmm(grad, negatives);                    // d anchor [c, k, d]
+    (void)torch::bmm(grad.transpose(1, 2), anchor);       // d negatives [c, n, d]
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rep >= 3) best = std::min(best, s);  // the first ones warm up
+  }
+  const double flop = 3 * 2.0 * c * k * d * n;
+  fmt::print("kge step products {} x [{} x {}] x [{} x {}], forward + backward, {} threads: {:.3f} ms, {:.1f} GFLOP/s\n",
+             c, k, d, d, n, threads, 1e3 * best, flop / best / 1e9);
+  fmt::print("bound_ms {:.4f}\n", 1e3 * best);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 6 && std::string(argv[1]) == "--kge-step")
+    return kge_step_bound(std::stoll(argv[2]), std::stoll(argv[3]), std::stoll(argv[4]), std::stoll(argv[5]),
+                          argc > 6 ? std::stoi(argv[6]) : 2);
   torch::set_num_threads(2);
   const int64_t n = 1024;
   auto a = torch::randn({n, n});
