@@ -333,7 +333,7 @@ TEST(KgeData, UserDefinedFormatsTrainFromDataFiles) {
   std::ofstream(dir / "tr.txt") << "0|0|1\n1|1|2\n2|0|0\n0|1|2\n";
   c = run_tessera(fmt::format("kge train --data_path {0} --format udd_hrt --data_files ents.txt rels.txt tr.txt "
                               "--delimiter '|' --hidden_dim 8 --batch_size 2 --neg_sample_size 2 --max_step 5 "
-                              "--save_path {0}/udd",
+                              "--save_path {0}/udd --rel_part --mix_cpu_gpu --async_update --gpu -1",
                               dir.path()));
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const nlohmann::json config = nlohmann::json::parse(read_file(dir / "udd/config.json"));

@@ -19,6 +19,17 @@ namespace {
 
 using kge::KgeOptions;
 
+// Where flags accepted for DGL-KE's command lines but without effect here
+// write: storage that outlives every parser (CLI11 keeps a reference).
+std::string& discarded_value() {
+  static std::string value;
+  return value;
+}
+bool& discarded_flag() {
+  static bool flag = false;
+  return flag;
+}
+
 // DGL-KE's data flags, shared by train, eval and partition.
 void add_source_flags(CLI::App* cmd, std::string* data_path, std::string* dataset, std::string* format,
                       std::vector<std::string>* data_files, std::string* delimiter) {
@@ -85,14 +96,12 @@ void add_eval_flags(CLI::App* cmd, KgeOptions* o) {
 }  // namespace
 
 void add_training_flags(CLI::App* cmd, KgeOptions* o) {
-  auto ignored = std::make_shared<std::string>();
-  auto ignored_flag = std::make_shared<bool>(false);
   add_data_flags(cmd, o);
   add_model_flags(cmd, o);
   add_eval_flags(cmd, o);
   cmd->add_option("--part_config,--part-config", o->part_config,
                   "partitioned KG (`tessera kge partition`): train under tessera launch, entities on the servers");
-  cmd->add_option("--ip_config,--ip-config", *ignored, "set by tessera launch (informational)");
+  cmd->add_option("--ip_config,--ip-config", discarded_value(), "set by tessera launch (informational)");
   cmd->add_option("--lr", o->lr, "row-wise Adagrad learning rate (default 0.01)");
   cmd->add_option("--batch_size", o->batch_size, "positive triples per step (default 1024)");
   cmd->add_option("--neg_sample_size", o->neg_sample_size, "negatives per chunk (default 256)");
@@ -121,8 +130,9 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
                   "steps between checkpoints in <save_path>/checkpoint (default 10000; 0: none)");
   cmd->add_flag("--resume", o->resume, "continue from <save_path>/checkpoint");
-  cmd->add_option("--num_client_proc,--num_client", *ignored, "accepted for dglke_dist_train (the launcher's --num_trainers)");
-  cmd->add_flag("--rel_part,--soft_rel_part,--mix_cpu_gpu", *ignored_flag, "accepted for DGL-KE's command line");
+  cmd->add_option("--num_client_proc,--num_client", discarded_value(),
+                  "accepted for dglke_dist_train (the launcher's --num_trainers)");
+  cmd->add_flag("--rel_part,--soft_rel_part,--mix_cpu_gpu", discarded_flag(), "accepted for DGL-KE's command line");
   add_gpu_flag(cmd);
 }
 
@@ -142,14 +152,13 @@ void add_train(CLI::App& kge) {
 
 void add_eval(CLI::App& kge) {
   auto o = std::make_shared<KgeOptions>();
-  auto ignored_flag = std::make_shared<bool>(false);
   CLI::App* cmd = kge.add_subcommand("eval", "rank the test triples with saved embeddings (dglke_eval)");
   add_data_flags(cmd, o.get());
   add_eval_flags(cmd, o.get());
   // dglke_eval takes the model's flags again; config.json has them, and one that contradicts it is refused.
   add_model_flags(cmd, o.get());
   cmd->add_option("--num_proc", o->num_proc, "workers whose threads rank (default 1: every core)");
-  cmd->add_flag("--mix_cpu_gpu", *ignored_flag, "accepted for DGL-KE's command line");
+  cmd->add_flag("--mix_cpu_gpu", discarded_flag(), "accepted for DGL-KE's command line");
   cmd->add_option("--model_path,--save_path", o->save_path, "the --save_path of training (config.json, *.npy)")
       ->required();
   add_gpu_flag(cmd);
