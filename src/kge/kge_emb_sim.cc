@@ -14,10 +14,6 @@
 namespace tessera::kge {
 namespace {
 
-// Scores materialised at once: small enough to stay in cache between the
-// product and the top-K pass over it.
-constexpr int64_t kBlockElements = int64_t{1} << 20;
-
 // DGL-KE's five similarities; l1 and l2 are distances (smaller is more similar).
 struct Similarity {
   std::string name;
@@ -59,7 +55,7 @@ void score_all(const Similarity& sim, const torch::Tensor& emb, const torch::Ten
                bool per_left, int64_t k, std::vector<BestK::Row>* rows) {
   const int64_t n = right.size(0);
   const torch::Tensor r = emb.index_select(0, right);
-  const int64_t block = std::max<int64_t>(1, kBlockElements / n);
+  const int64_t block = std::max<int64_t>(1, kInferBlockElements / n);
   BestK overall(k, 2);
   for (int64_t from = 0; from < left.size(0); from += block) {
     const int64_t len = std::min(block, left.size(0) - from);

@@ -17,10 +17,6 @@ namespace tessera::kge {
 namespace fs = std::filesystem;
 namespace {
 
-// Scored elements materialised at once: bounds memory for the broadcasting
-// models, and keeps a block in cache between scoring and the top-K pass.
-constexpr int64_t kBlockElements = int64_t{1} << 20;
-
 // The trained model, ready to score: tables and score function.
 struct TrainedModel {
   std::unique_ptr<ScoreFunction> score;
@@ -54,7 +50,7 @@ void score_pairs(const TrainedModel& m, const torch::Tensor& anchors, const torc
                  const torch::Tensor& candidates, bool corrupt_head, BestK* best) {
   const int64_t pairs = anchors.size(0), n = candidates.size(0);
   const torch::Tensor cand = m.tables.entities.index_select(0, candidates).unsqueeze(0);
-  const int64_t block = std::max<int64_t>(1, kBlockElements / (n * m.score->negative_pair_elements()));
+  const int64_t block = std::max<int64_t>(1, kInferBlockElements / (n * m.score->negative_pair_elements()));
   for (int64_t from = 0; from < pairs; from += block) {
     const int64_t len = std::min(block, pairs - from);
     const torch::Tensor a = anchors.narrow(0, from, len), r = rels.narrow(0, from, len);

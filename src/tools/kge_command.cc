@@ -197,24 +197,31 @@ void add_partition(CLI::App& kge) {
   });
 }
 
+// Flags predict and emb_sim share: the object lists, how many rows to keep, where they go.
+template <class Options>
+void add_inference_flags(CLI::App* cmd, Options* o, int max_files, const char* raw_help, const char* topk_help) {
+  cmd->add_option("--data_files", o->data_files, "one list file per letter of --format, one object a line")
+      ->expected(0, max_files)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--raw_data", o->raw_data, raw_help);
+  cmd->add_option("--topK,--topk", o->topk, topk_help);
+  cmd->add_option("--output", o->output, "result file (default result.tsv)");
+  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
+  add_gpu_flag(cmd);
+}
+
 void add_predict(CLI::App& kge) {
   auto o = std::make_shared<kge::PredictOptions>();
   CLI::App* cmd = kge.add_subcommand("predict", "top-K triples among given heads, relations, tails (dglke_predict)");
   cmd->add_option("--data_path", o->data_path, "where --entity_mfile / --rel_mfile are looked up (default data)");
   cmd->add_option("--model_path", o->model_path, "the --save_path of training (config.json, *.npy)")->required();
   cmd->add_option("--format", o->format, "h_r_t, h_r_*, h_*_t, *_r_t, h_*_*, *_r_* or *_*_t ('*': all)")->required();
-  cmd->add_option("--data_files", o->data_files, "one list file per letter of --format, one object a line")
-      ->expected(0, 3)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_flag("--raw_data", o->raw_data, "the lists hold names, mapped through the ID maps");
+  add_inference_flags(cmd, o.get(), 3, "the lists hold names, mapped through the ID maps",
+                      "rows kept (per element with batch_*; default 10)");
   cmd->add_option("--exec_mode", o->exec_mode, "all (default), triplet_wise, batch_head, batch_rel or batch_tail");
-  cmd->add_option("--topK,--topk", o->topk, "rows kept (per element with batch_*; default 10)");
   cmd->add_option("--score_func", o->score_func, "none (default) or logsigmoid");
-  cmd->add_option("--output", o->output, "result file (default result.tsv)");
   cmd->add_option("--entity_mfile", o->entity_mfile, "entity ID map (default <model_path>/entities.tsv)");
   cmd->add_option("--rel_mfile", o->rel_mfile, "relation ID map (default <model_path>/relations.tsv)");
-  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
-  add_gpu_flag(cmd);
   cmd->callback([o] {
     const int code = kge::run_kge_predict(*o);
     if (code != 0) throw CLI::RuntimeError(code);
@@ -226,17 +233,11 @@ void add_emb_sim(CLI::App& kge) {
   CLI::App* cmd = kge.add_subcommand("emb_sim", "most similar pairs of embeddings (dglke_emb_sim)");
   cmd->add_option("--emb_file", o->emb_file, "an entity or relation table saved by training (.npy)")->required();
   cmd->add_option("--format", o->format, "l_r, l_*, *_r or * ('*': every row)")->required();
-  cmd->add_option("--data_files", o->data_files, "one list file per letter of --format, one object a line")
-      ->expected(0, 2)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_flag("--raw_data", o->raw_data, "the lists hold names, mapped through --mfile");
+  add_inference_flags(cmd, o.get(), 2, "the lists hold names, mapped through --mfile",
+                      "rows kept (per left object with batch_left; default 10)");
   cmd->add_option("--mfile", o->mfile, "the ID map of the table's rows (entities.tsv / relations.tsv)");
   cmd->add_option("--exec_mode", o->exec_mode, "all (default), pairwise or batch_left");
-  cmd->add_option("--topK,--topk", o->topk, "rows kept (per left object with batch_left; default 10)");
   cmd->add_option("--sim_func", o->sim_func, "cosine (default), l2, l1, dot or ext_jaccard");
-  cmd->add_option("--output", o->output, "result file (default result.tsv)");
-  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
-  add_gpu_flag(cmd);
   cmd->callback([o] {
     const int code = kge::run_kge_emb_sim(*o);
     if (code != 0) throw CLI::RuntimeError(code);
