@@ -153,7 +153,8 @@ TEST(KgeRanker, SampledCandidatesRankWithinTheSampleSize) {
 }
 
 TEST(KgeStep, OneStepMovesExactlyTheRowsItUsed) {
-  const auto score = make_score_function({Model::kTransE_l2, 4, 6.0, false, false});
+  const ScoreOptions model{Model::kTransE_l2, 4, 6.0, false, false};
+  const auto score = make_score_function(model);
   LocalTable entities("e", 100, 4, uniform_init(0.5, 1), 0.1);
   LocalTable relations("r", 5, 4, uniform_init(0.5, 2), 0.1);
   const torch::Tensor entities_before = entities.read_all(), relations_before = relations.read_all();
@@ -166,7 +167,9 @@ TEST(KgeStep, OneStepMovesExactlyTheRowsItUsed) {
   b.chunk_size = 2;
   b.negatives_per_chunk = 2;
   StepTimes times;
-  KgeStep(*score, LossOptions{}, {0, 3}).run(b, entities, relations, &times);
+  KgeStep step(model, *score, LossOptions{}, {0, 3});
+  ASSERT_TRUE(step.fused());
+  step.run(b, entities, relations, &times);
   EXPECT_EQ(times.steps, 1);
   EXPECT_GT(times.loss, 0);
   const torch::Tensor moved = (entities.read_all() - entities_before).abs().sum(1) > 0;

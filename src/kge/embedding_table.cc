@@ -38,6 +38,13 @@ torch::Tensor ids_tensor(const std::vector<int64_t>& ids) {
 
 }  // namespace
 
+void EmbeddingTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
+  out->storage = pull(ids).contiguous();
+  const float* base = out->storage.data_ptr<float>();
+  out->rows.resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) out->rows[i] = base + i * dim();
+}
+
 LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr)
     : dim_(dim),
       weight_(store::create_heap_tensor(spec_of(name, {dim}, init), 0, rows)),
@@ -53,6 +60,12 @@ torch::Tensor LocalTable::view() {
 }
 
 torch::Tensor LocalTable::pull(const std::vector<int64_t>& ids) { return view().index_select(0, ids_tensor(ids)); }
+
+void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
+  const float* base = weight_.rows.data<float>();
+  out->rows.resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) out->rows[i] = base + ids[i] * dim_;
+}
 
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();

@@ -21,6 +21,14 @@
 
 namespace tessera::kge {
 
+// Rows of a table by pointer: into the table itself where it is local,
+// into `storage` where they were pulled. Valid until the table changes shape
+// or the next pull into the same PulledRows.
+struct PulledRows {
+  std::vector<const float*> rows;
+  torch::Tensor storage;
+};
+
 class EmbeddingTable {
  public:
   virtual ~EmbeddingTable() = default;
@@ -28,6 +36,8 @@ class EmbeddingTable {
   virtual int64_t dim() const = 0;
   // Rows `ids` (unique) as a new [n, dim] tensor.
   virtual torch::Tensor pull(const std::vector<int64_t>& ids) = 0;
+  // The same rows without a copy where the table allows (the fused step).
+  virtual void pull_rows(const std::vector<int64_t>& ids, PulledRows* out);
   // One row-wise Adagrad step on rows `ids` (unique), gradient [n, dim].
   virtual void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) = 0;
   // Waits until every push has landed.
@@ -52,6 +62,9 @@ class LocalTable : public EmbeddingTable {
   int64_t num_rows() const override { return weight_.num_rows(); }
   int64_t dim() const override { return dim_; }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
+  // Pointers into the table: other workers' updates land in them meanwhile,
+  // as in DGL-KE's Hogwild-style shared tables.
+  void pull_rows(const std::vector<int64_t>& ids, PulledRows* out) override;
   void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
   torch::Tensor read_all() override { return view().clone(); }
   torch::Tensor read_state() override;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fused_step.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
 
@@ -21,29 +22,39 @@ void StepTimes::add(const StepTimes& o) {
   triples += o.triples;
 }
 
-namespace {
-
-// The distinct IDs of `ids` (sorted) and, for each input, its position among them.
-struct Distinct {
-  std::vector<int64_t> unique;
-  torch::Tensor positions;  // int64 [ids.size()]
-};
-
-Distinct distinct(const std::vector<int64_t>& ids) {
-  Distinct d;
-  d.unique = ids;
-  std::sort(d.unique.begin(), d.unique.end());
-  d.unique.erase(std::unique(d.unique.begin(), d.unique.end()), d.unique.end());
-  d.positions = torch::empty({static_cast<int64_t>(ids.size())}, torch::kInt64);
-  int64_t* p = d.positions.data_ptr<int64_t>();
+void distinct(const std::vector<int64_t>& ids, Distinct* d) {
+  d->unique = ids;
+  std::sort(d->unique.begin(), d->unique.end());
+  d->unique.erase(std::unique(d->unique.begin(), d->unique.end()), d->unique.end());
+  d->positions.resize(ids.size());
   for (size_t i = 0; i < ids.size(); ++i)
-    p[i] = std::lower_bound(d.unique.begin(), d.unique.end(), ids[i]) - d.unique.begin();
-  return d;
+    d->positions[i] = std::lower_bound(d->unique.begin(), d->unique.end(), ids[i]) - d->unique.begin();
 }
 
-}  // namespace
+void fail_non_finite_loss(double loss, int64_t entity_values, int64_t relation_values, int64_t positive_scores,
+                          int64_t negative_scores) {
+  fail("the loss became {} (non-finite values: {} in the entity rows, {} in the relation rows, {} positive and "
+       "{} negative scores); try a smaller --lr or --gamma",
+       loss, entity_values, relation_values, positive_scores, negative_scores);
+}
 
-void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) const {
+KgeStep::KgeStep(const ScoreOptions& model, const ScoreFunction& score, const LossOptions& loss,
+                 const Regularization& reg, Path path)
+    : score_(&score), loss_(loss), reg_(reg) {
+  if (path == Path::kFastest)
+    if (auto fused = make_fused_model(model)) fused_ = std::make_unique<FusedStep>(std::move(fused), loss, reg);
+}
+
+KgeStep::~KgeStep() = default;
+KgeStep::KgeStep(KgeStep&&) noexcept = default;
+
+void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
+  if (fused_) fused_->run(b, entities, relations, times);
+  else run_autograd(b, entities, relations, times);
+}
+
+void KgeStep::run_autograd(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations,
+                           StepTimes* times) const {
   Timer timer;
   const int64_t n = b.size();
   std::vector<int64_t> entity_ids;
@@ -51,21 +62,25 @@ void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable
   entity_ids.insert(entity_ids.end(), b.head.begin(), b.head.end());
   entity_ids.insert(entity_ids.end(), b.tail.begin(), b.tail.end());
   entity_ids.insert(entity_ids.end(), b.negatives.begin(), b.negatives.end());
-  const Distinct ents = distinct(entity_ids);
-  const Distinct rels = distinct(b.relation);
+  Distinct ents, rels;
+  distinct(entity_ids, &ents);
+  distinct(b.relation, &rels);
+  auto positions = [](Distinct& d) {
+    return torch::from_blob(d.positions.data(), {static_cast<int64_t>(d.positions.size())}, torch::kInt64);
+  };
   const torch::Tensor entity_rows = entities.pull(ents.unique).set_requires_grad(true);
   const torch::Tensor relation_rows = relations.pull(rels.unique).set_requires_grad(true);
   times->pull += timer.lap();
 
-  const torch::Tensor gathered = entity_rows.index_select(0, ents.positions);
+  const torch::Tensor gathered = entity_rows.index_select(0, positions(ents));
   const torch::Tensor h = gathered.narrow(0, 0, n), t = gathered.narrow(0, n, n);
   const torch::Tensor negatives = gathered.narrow(0, 2 * n, static_cast<int64_t>(b.negatives.size()))
                                       .view({b.num_chunks, b.negatives_per_chunk, -1});
-  const torch::Tensor r = relation_rows.index_select(0, rels.positions);
-  const torch::Tensor positive = score_.positive(h, r, t);
+  const torch::Tensor r = relation_rows.index_select(0, positions(rels));
+  const torch::Tensor positive = score_->positive(h, r, t);
   const torch::Tensor anchor = (b.corrupt_head ? t : h).view({b.num_chunks, b.chunk_size, -1});
   const torch::Tensor negative =
-      score_.negative(anchor, r.view({b.num_chunks, b.chunk_size, -1}), negatives, b.corrupt_head)
+      score_->negative(anchor, r.view({b.num_chunks, b.chunk_size, -1}), negatives, b.corrupt_head)
           .reshape({n, b.negatives_per_chunk});
   Loss loss = kge_loss(positive, negative, loss_);
   torch::Tensor total = loss.total;
@@ -78,9 +93,7 @@ void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable
   const double loss_value = total.item<double>();
   if (!std::isfinite(loss_value)) {
     auto bad = [](const torch::Tensor& x) { return (~torch::isfinite(x.detach())).sum().item<int64_t>(); };
-    fail("the loss became {} (non-finite values: {} in the entity rows, {} in the relation rows, {} positive and "
-         "{} negative scores); try a smaller --lr or --gamma",
-         loss_value, bad(entity_rows), bad(relation_rows), bad(positive), bad(negative));
+    fail_non_finite_loss(loss_value, bad(entity_rows), bad(relation_rows), bad(positive), bad(negative));
   }
   total.backward();
   times->compute += timer.lap();

@@ -3,8 +3,13 @@
 // the loss and the -rc penalty, backpropagate into those rows only, and push
 // their gradients to the tables' row-wise Adagrad.
 //
+// Models with a fused form (fused_models.h) run FusedStep; the others, and
+// tests that check the fused math against it, run the autograd path here.
+//
 // Private header: it includes libtorch, which stays out of include/.
 #pragma once
+
+#include <memory>
 
 #include "embedding_table.h"
 #include "loss.h"
@@ -26,17 +31,40 @@ struct StepTimes {
   void add(const StepTimes& o);
 };
 
+// The distinct IDs of a list (sorted) and, for each input, its position among them.
+struct Distinct {
+  std::vector<int64_t> unique;
+  std::vector<int64_t> positions;
+};
+void distinct(const std::vector<int64_t>& ids, Distinct* out);
+
+// Throws the error for a loss that is NaN or infinite, with the counts of
+// non-finite values where they were found.
+[[noreturn]] void fail_non_finite_loss(double loss, int64_t entity_values, int64_t relation_values,
+                                       int64_t positive_scores, int64_t negative_scores);
+
+class FusedStep;
+
 class KgeStep {
  public:
-  KgeStep(const ScoreFunction& score, const LossOptions& loss, const Regularization& reg)
-      : score_(score), loss_(loss), reg_(reg) {}
+  enum class Path { kFastest, kAutograd };
+  // One per worker thread (a fused step keeps buffers).
+  KgeStep(const ScoreOptions& model, const ScoreFunction& score, const LossOptions& loss, const Regularization& reg,
+          Path path = Path::kFastest);
+  ~KgeStep();
+  KgeStep(KgeStep&&) noexcept;
+  bool fused() const { return fused_ != nullptr; }
   // Runs `batch` and adds its times (all but sampling) and loss to `times`.
-  void run(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) const;
+  void run(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
 
  private:
-  const ScoreFunction& score_;
+  void run_autograd(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations,
+                    StepTimes* times) const;
+
+  const ScoreFunction* score_;
   LossOptions loss_;
   Regularization reg_;
+  std::unique_ptr<FusedStep> fused_;
 };
 
 }  // namespace tessera::kge

@@ -208,7 +208,9 @@ int run_kge_training(const KgeOptions& options) {
   for (size_t w = 0; w < job.worker_triples.size(); ++w)
     samplers.push_back(std::make_unique<TripleSampler>(job.worker_triples[w], so, o.seed + 7919 * step,
                                                        job.rank() * 64 + w));
-  const KgeStep kge_step(*score, loss, {o.regularization_coef, o.regularization_norm});
+  std::vector<KgeStep> worker_steps;  // one per worker: a fused step keeps its buffers
+  for (size_t w = 0; w < samplers.size(); ++w)
+    worker_steps.emplace_back(score_options(o), *score, loss, Regularization{o.regularization_coef, o.regularization_norm});
   const KnownTriples known({&job.known_train, &job.kg.valid, &job.kg.test});
   const Array valid = eval_subset(job.kg.valid, o.eval_percent, o.seed);
   const Array test = eval_subset(job.kg.test, o.eval_percent, o.seed + 1);
@@ -230,7 +232,7 @@ int run_kge_training(const KgeOptions& options) {
             return fmt::format("KGE step {} of worker {} ({}, {} triples, {} negatives per chunk)", step + s + 1, w,
                                o.model_name, batch.size(), batch.negatives_per_chunk);
           },
-          [&] { kge_step.run(batch, *job.entities, *job.relations, &since_log[w]); });
+          [&] { worker_steps[w].run(batch, *job.entities, *job.relations, &since_log[w]); });
     }
   };
   log.progress("training", step, o.max_step);

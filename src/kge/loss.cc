@@ -24,6 +24,30 @@ Tensor criterion(const Tensor& s, bool positive, const LossOptions& o) {
   fail("internal: unknown loss genre {}", static_cast<int>(o.genre));
 }
 
+// l(s, y) and dl/ds for the fused step: the same criteria as above.
+struct Criterion {
+  Tensor value, slope;
+};
+Criterion criterion_and_slope(const Tensor& s, bool positive, const LossOptions& o) {
+  if (o.genre == LossGenre::kHinge) {
+    // relu(margin - s) for a positive, relu(margin + s) for a negative.
+    const Tensor x = positive ? o.margin - s : o.margin + s;
+    const Tensor active = (x > 0).to(s.scalar_type());
+    return {torch::relu(x), positive ? -active : active};
+  }
+  // Logsigmoid, Logistic and BCE are all softplus(-s) for a positive and
+  // softplus(s) for a negative.
+  const Tensor x = positive ? -s : s;
+  const Tensor sig = torch::sigmoid(x);
+  return {F::softplus(x), positive ? -sig : sig};
+}
+
+void check_pairs(const Tensor& positive, const Tensor& negative) {
+  if (positive.dim() != 1 || negative.dim() != 2 || negative.size(0) != positive.size(0))
+    fail("KGE loss: {} positive scores and {} rows of negative scores do not pair up (expected [B] and [B, M])",
+         positive.numel(), negative.dim() > 0 ? negative.size(0) : 0);
+}
+
 }  // namespace
 
 LossGenre parse_loss_genre(const std::string& name) {
@@ -44,9 +68,7 @@ void validate(const LossOptions& o) {
 }
 
 Loss kge_loss(const Tensor& positive, const Tensor& negative, const LossOptions& o) {
-  if (positive.dim() != 1 || negative.dim() != 2 || negative.size(0) != positive.size(0))
-    fail("KGE loss: {} positive scores and {} rows of negative scores do not pair up (expected [B] and [B, M])",
-         positive.numel(), negative.dim() > 0 ? negative.size(0) : 0);
+  check_pairs(positive, negative);
   Loss loss;
   if (o.pairwise) {
     loss.total = criterion(positive.unsqueeze(1) - negative, true, o).mean();
@@ -68,6 +90,36 @@ Loss kge_loss(const Tensor& positive, const Tensor& negative, const LossOptions&
   loss.positive = pos.item<double>();
   loss.negative = neg.item<double>();
   return loss;
+}
+
+LossGradients kge_loss_gradients(const Tensor& positive, const Tensor& negative, const LossOptions& o) {
+  check_pairs(positive, negative);
+  const double b = static_cast<double>(positive.size(0)), m = static_cast<double>(negative.size(1));
+  LossGradients out;
+  if (o.pairwise) {
+    const Criterion c = criterion_and_slope(positive.unsqueeze(1) - negative, true, o);
+    const Tensor slope = c.slope / (b * m);
+    out.loss.total = c.value.mean();
+    out.loss.negative = out.loss.total.item<double>();
+    out.positive = slope.sum(1);
+    out.negative = -slope;
+    return out;
+  }
+  const Criterion pos = criterion_and_slope(positive, true, o), neg = criterion_and_slope(negative, false, o);
+  Tensor per_row;
+  if (o.adversarial) {
+    const Tensor weights = torch::softmax(negative * o.temperature, 1);
+    per_row = (weights * neg.value).sum(1);
+    out.negative = weights * neg.slope / (2 * b);
+  } else {
+    per_row = neg.value.mean(1);
+    out.negative = neg.slope / (2 * b * m);
+  }
+  out.loss.positive = pos.value.mean().item<double>();
+  out.loss.negative = per_row.mean().item<double>();
+  out.loss.total = torch::tensor((out.loss.positive + out.loss.negative) / 2);
+  out.positive = pos.slope / (2 * b);
+  return out;
 }
 
 Tensor regularization(const std::vector<Tensor>& rows, double coefficient, double p) {

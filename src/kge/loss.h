@@ -43,6 +43,16 @@ struct Loss {
 // of l(s+_b - s-_bm) over every (b, m).
 Loss kge_loss(const torch::Tensor& positive, const torch::Tensor& negative, const LossOptions& options);
 
+// The same loss with its gradients worked out by hand, for the fused step
+// (no autograd graph): d total / d positive and d total / d negative, shaped
+// as the scores. Same math as kge_loss; the weights of -adv are constants.
+struct LossGradients {
+  Loss loss;
+  torch::Tensor positive, negative;
+};
+LossGradients kge_loss_gradients(const torch::Tensor& positive, const torch::Tensor& negative,
+                                 const LossOptions& options);
+
 // coefficient * sum over `rows` of sum |x|^p (-rc, -rn): the rows a batch
 // gathered, repeats included, not averaged.
 torch::Tensor regularization(const std::vector<torch::Tensor>& rows, double coefficient, double p);

@@ -138,6 +138,7 @@ void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t
     float* wr = w + rows[i] * width;
     const float* g = grads + i * width;
     float squares = 0;
+#pragma omp simd reduction(+ : squares)
     for (int64_t k = 0; k < width; ++k) squares += g[k] * g[k];
     const float state = s[rows[i]] += squares / static_cast<float>(width);
     const float scale = p.lr / (std::sqrt(state) + p.eps);
