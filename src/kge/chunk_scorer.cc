@@ -92,7 +92,9 @@ void ChunkScorer::backward(const float* q, const float* neg, const float* grad, 
       // dq_k = sum_n h_kn n_n - q_k sum_n h_kn, dn_n = sum_k h_kn q_k - n_n sum_k h_kn.
       scaled_grad_.resize(rows * s.n);
       float* h = scaled_grad_.data();
-      for (int64_t i = 0; i < rows * s.n; ++i) h[i] = distance_[i] > 0 ? grad[i] / distance_[i] : 0.f;
+      const float* dist = distance_.data();
+#pragma omp simd
+      for (int64_t i = 0; i < rows * s.n; ++i) h[i] = dist[i] > 0 ? grad[i] / dist[i] : 0.f;
       const Tensor ht = view3(h, s.chunks, s.k, s.n);
       batched_product(view3(dq, s.chunks, s.k, s.d), ht, negatives);
       batched_product(view3(dn, s.chunks, s.n, s.d), ht.transpose(1, 2), queries);
@@ -102,10 +104,12 @@ void ChunkScorer::backward(const float* q, const float* neg, const float* grad, 
         for (int64_t k = 0; k < s.k; ++k) {
           const int64_t row = c * s.k + k;
           const float* hr = h + row * s.n;
+          float* chunk_col = col.data() + c * s.n;
           float sum = 0;
+#pragma omp simd reduction(+ : sum)
           for (int64_t n = 0; n < s.n; ++n) {
             sum += hr[n];
-            col[c * s.n + n] += hr[n];
+            chunk_col[n] += hr[n];
           }
           float* d = dq + row * s.d;
           const float* x = q + row * s.d;
@@ -125,7 +129,9 @@ void ChunkScorer::backward(const float* q, const float* neg, const float* grad, 
     case NegativeKind::kComplexL1: {
       // score = gamma - distance: the kernels get -grad.
       scaled_grad_.resize(rows * s.n);
-      for (int64_t i = 0; i < rows * s.n; ++i) scaled_grad_[i] = -grad[i];
+      float* negated = scaled_grad_.data();
+#pragma omp simd
+      for (int64_t i = 0; i < rows * s.n; ++i) negated[i] = -grad[i];
       std::memset(dq, 0, sizeof(float) * rows * s.d);
       std::memset(dn, 0, sizeof(float) * s.chunks * s.n * s.d);
       const int64_t half = s.d / 2;

@@ -5,6 +5,9 @@
 namespace tessera::kge {
 namespace {
 
+// The backward loops are `omp simd`: their outputs alias only as whole rows
+// (dh == dt for a self-loop), never shifted, so vector lanes cannot collide.
+
 // gamma - ||h + r - t||_p. Queries: h + r when tails are corrupted, t - r
 // when heads are (||h' - (t - r)|| = ||h' + r - t||).
 class FusedTransE : public FusedModel {
@@ -30,6 +33,7 @@ class FusedTransE : public FusedModel {
                          float* dt) const override {
     const int64_t d = entity_dim();
     if (p_ == 1) {
+#pragma omp simd
       for (int64_t j = 0; j < d; ++j) {
         const float v = h[j] + r[j] - t[j];
         const float dv = v > 0 ? -g : (v < 0 ? g : 0.f);
@@ -42,6 +46,7 @@ class FusedTransE : public FusedModel {
     const float norm = static_cast<float>(gamma()) - score;
     if (!(norm > 0)) return;  // the norm's gradient at 0 is taken as 0, as libtorch does
     const float scale = -g / norm;
+#pragma omp simd
     for (int64_t j = 0; j < d; ++j) {
       const float dv = scale * (h[j] + r[j] - t[j]);
       dh[j] += dv;
@@ -80,6 +85,7 @@ class FusedDistMult : public FusedModel {
   }
   void positive_backward(float g, float /*score*/, const float* h, const float* r, const float* t, float* dh, float* dr,
                          float* dt) const override {
+#pragma omp simd
     for (int64_t j = 0; j < entity_dim(); ++j) {
       const float hj = h[j], rj = r[j], tj = t[j];
       dh[j] += g * rj * tj;
@@ -116,6 +122,7 @@ class FusedComplEx : public FusedModel {
   void positive_backward(float g, float /*score*/, const float* h, const float* r, const float* t, float* dh, float* dr,
                          float* dt) const override {
     const int64_t d = half_;
+#pragma omp simd
     for (int64_t j = 0; j < d; ++j) {
       const float hr = h[j], hi = h[d + j], rr = r[j], ri = r[d + j], tr = t[j], ti = t[d + j];
       dh[j] += g * (rr * tr + ri * ti);
@@ -129,6 +136,7 @@ class FusedComplEx : public FusedModel {
   // The score's coefficients on the corrupted entity's real and imaginary parts.
   void query(const float* a, const float* r, bool corrupt_head, float* q) const override {
     const int64_t d = half_;
+#pragma omp simd
     for (int64_t j = 0; j < d; ++j) {
       const float ar = a[j], ai = a[d + j], rr = r[j], ri = r[d + j];
       q[j] = corrupt_head ? rr * ar + ri * ai : ar * rr - ai * ri;
@@ -139,6 +147,7 @@ class FusedComplEx : public FusedModel {
                       float* dr) const override {
     const int64_t d = half_;
     const float s = corrupt_head ? -1.f : 1.f;  // the sign of the ri terms
+#pragma omp simd
     for (int64_t j = 0; j < d; ++j) {
       const float ar = a[j], ai = a[d + j], rr = r[j], ri = r[d + j], qr = dq[j], qi = dq[d + j];
       da[j] += qr * rr + s * qi * ri;
@@ -189,6 +198,7 @@ class FusedRotatE : public FusedModel {
   void positive_backward(float g, float /*score*/, const float* h, const float* r, const float* t, float* dh, float* dr,
                          float* dt) const override {
     const int64_t d = d_;
+#pragma omp simd
     for (int64_t j = 0; j < d; ++j) {
       const float hr = h[j], hi = h[d + j], c = r[j], s = r[d + j];
       const float re = hr * c - hi * s - t[j], im = hr * s + hi * c - t[d + j];

@@ -68,10 +68,7 @@ void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTab
   const FusedModel& m = *model_;
   const int64_t n = b.size(), negatives = static_cast<int64_t>(b.negatives.size());
   const int64_t de = m.entity_dim(), dr = m.relation_dim(), dw = m.work_dim();
-  all_entities_.clear();
-  all_entities_.insert(all_entities_.end(), b.head.begin(), b.head.end());
-  all_entities_.insert(all_entities_.end(), b.tail.begin(), b.tail.end());
-  all_entities_.insert(all_entities_.end(), b.negatives.begin(), b.negatives.end());
+  b.entities(&all_entities_);
   distinct(all_entities_, &entity_ids_);
   distinct(b.relation, &relation_ids_);
   entities.pull_rows(entity_ids_.unique, &entity_rows_);

@@ -58,10 +58,7 @@ void KgeStep::run_autograd(const TripleBatch& b, EmbeddingTable& entities, Embed
   Timer timer;
   const int64_t n = b.size();
   std::vector<int64_t> entity_ids;
-  entity_ids.reserve(2 * n + b.negatives.size());
-  entity_ids.insert(entity_ids.end(), b.head.begin(), b.head.end());
-  entity_ids.insert(entity_ids.end(), b.tail.begin(), b.tail.end());
-  entity_ids.insert(entity_ids.end(), b.negatives.begin(), b.negatives.end());
+  b.entities(&entity_ids);
   Distinct ents, rels;
   distinct(entity_ids, &ents);
   distinct(b.relation, &rels);

@@ -105,18 +105,19 @@ LossGradients kge_loss_gradients(const Tensor& positive, const Tensor& negative,
     out.negative = -slope;
     return out;
   }
-  const Criterion pos = criterion_and_slope(positive, true, o), neg = criterion_and_slope(negative, false, o);
-  Tensor per_row;
+  // In place where it can be: the [B, M] tensors are the bulk of the work.
+  const Criterion pos = criterion_and_slope(positive, true, o);
+  Criterion neg = criterion_and_slope(negative, false, o);
   if (o.adversarial) {
-    const Tensor weights = torch::softmax(negative * o.temperature, 1);
-    per_row = (weights * neg.value).sum(1);
-    out.negative = weights * neg.slope / (2 * b);
+    // weights / 2B, so that the slope needs one product.
+    Tensor weights = torch::softmax(o.temperature == 1 ? negative : negative * o.temperature, 1).mul_(1 / (2 * b));
+    out.negative = neg.slope.mul_(weights);
+    out.loss.negative = 2 * neg.value.mul_(weights).sum().item<double>();
   } else {
-    per_row = neg.value.mean(1);
-    out.negative = neg.slope / (2 * b * m);
+    out.negative = neg.slope.mul_(1 / (2 * b * m));
+    out.loss.negative = neg.value.mean().item<double>();
   }
   out.loss.positive = pos.value.mean().item<double>();
-  out.loss.negative = per_row.mean().item<double>();
   out.loss.total = torch::tensor((out.loss.positive + out.loss.negative) / 2);
   out.positive = pos.slope / (2 * b);
   return out;

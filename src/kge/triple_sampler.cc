@@ -21,6 +21,14 @@ void validate(const SamplerOptions& o) {
   if (o.num_entities < 1) fail("the knowledge graph has no entities");
 }
 
+void TripleBatch::entities(std::vector<int64_t>* out) const {
+  out->clear();
+  out->reserve(2 * head.size() + negatives.size());
+  out->insert(out->end(), head.begin(), head.end());
+  out->insert(out->end(), tail.begin(), tail.end());
+  out->insert(out->end(), negatives.begin(), negatives.end());
+}
+
 TripleSampler::TripleSampler(Array triples, const SamplerOptions& options, uint64_t seed, uint64_t stream)
     : triples_(std::move(triples)), options_(options), rng_(seed, stream) {
   validate(options_);

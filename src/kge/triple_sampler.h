@@ -34,6 +34,9 @@ struct TripleBatch {
   int64_t num_chunks = 0, chunk_size = 0, negatives_per_chunk = 0;
   bool corrupt_head = false;
   int64_t size() const { return static_cast<int64_t>(head.size()); }
+  // Every entity ID the batch uses, repeats kept: heads, tails, then
+  // negatives (the order the steps' row positions follow).
+  void entities(std::vector<int64_t>* out) const;
 };
 
 class TripleSampler {

@@ -142,6 +142,9 @@ void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t
     for (int64_t k = 0; k < width; ++k) squares += g[k] * g[k];
     const float state = s[rows[i]] += squares / static_cast<float>(width);
     const float scale = p.lr / (std::sqrt(state) + p.eps);
+    // simd: the weights and gradients never overlap, which -O2 would not
+    // vectorise on without a runtime check.
+#pragma omp simd
     for (int64_t k = 0; k < width; ++k) wr[k] -= scale * g[k];
   }
 }
