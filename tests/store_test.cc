@@ -87,6 +87,20 @@ TEST(RowOps, ConcurrentAddsUnderStripeLocksLoseNothing) {
   EXPECT_EQ(d[1 * 16], 0.0f);
 }
 
+TEST(RowOps, AStripeHeldByADeadProcessIsAnErrorNotAHang) {
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data(), 1);
+  locks.lock(17);  // and never unlocked, as by a process killed inside its section
+  try {
+    locks.lock(17);
+    FAIL() << "a stripe held for good was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stripe 17 has been held for over 1 s"), std::string::npos) << e.what();
+  }
+  locks.lock(18);  // the other stripes are unaffected
+  locks.unlock(18);
+}
+
 TEST(RowOps, BadRowsAndReadOnlyTensorsAreErrorsBeforeAnyWrite) {
   store::LocalTensor t = zeros_tensor(4, 2);
   std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);

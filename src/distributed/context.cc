@@ -46,7 +46,7 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
 const std::string& Context::part_config_path() const { return part_config_path_; }
 
 store::RowLocks& Context::local_locks() {
-  if (!local_locks_) fail("row locks are held by the servers: only a standalone process updates rows in-process");
+  if (!local_locks_) fail("row locks are held by the servers: a client machine's trainers update rows through them");
   return *local_locks_;
 }
 
@@ -117,8 +117,12 @@ void Context::join_job() {
     }
   addresses_ = addresses;
   client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
-  if (env_.holds_partition(env_.machine_id))
+  if (env_.holds_partition(env_.machine_id)) {
     local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
+    const std::string segment_prefix = rendezvous_->get(segment_prefix_key(env_.machine_id));
+    machine_locks_ = store::SharedMemory::attach(segment_prefix + "locks");
+    local_locks_ = std::make_unique<store::RowLocks>(machine_locks_.data());
+  }
   collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
                                                machines[env_.machine_id].ip, env_.timeout_s);
 }

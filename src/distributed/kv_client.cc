@@ -48,11 +48,28 @@ Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType
   return out;
 }
 
-bool served_in_process(Context& ctx, int part) { return ctx.standalone() && part == ctx.local_part(); }
 
 store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
   store::LocalTensor* t = ctx.local_tensor(name);
   if (t == nullptr) fail("partition {} has no tensor named '{}'", ctx.local_part(), name);
+  return *t;
+}
+
+// The local partition's tensor `name` when this process writes it in place:
+// always standalone; beside servers, once the tensor's segment is published
+// (one that another trainer is still creating goes through the server,
+// which has it first). Null: send the write to the server.
+store::LocalTensor* written_in_place(Context& ctx, int part, const std::string& name) {
+  if (!ctx.writes_in_place(part)) return nullptr;
+  return ctx.standalone() ? &local_or_fail(ctx, name) : ctx.local_tensor(name);
+}
+
+// A sparse step's tensors (weight and optimizer state) when all are written
+// in place; apply_sparse_step looks each up before it writes any row.
+struct NotInPlace {};
+store::LocalTensor& in_place_or_throw(Context& ctx, int part, const std::string& name) {
+  store::LocalTensor* t = written_in_place(ctx, part, name);
+  if (t == nullptr) throw NotInPlace{};
   return *t;
 }
 
@@ -186,10 +203,9 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
     if (split.local_rows[p].empty()) continue;
     Array rows = pick_rows(values, split.positions[p], spec.dtype, spec.row_shape);
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
-    if (served_in_process(ctx, p)) {
-      store::LocalTensor& t = local_or_fail(ctx, spec.name);
-      if (mode == store::PushMode::kAdd) store::add_rows(t, split.local_rows[p].data(), n, rows.raw(), ctx.local_locks());
-      else store::assign_rows(t, split.local_rows[p].data(), n, rows.raw());
+    if (store::LocalTensor* t = written_in_place(ctx, p, spec.name)) {
+      if (mode == store::PushMode::kAdd) store::add_rows(*t, split.local_rows[p].data(), n, rows.raw(), ctx.local_locks());
+      else store::assign_rows(*t, split.local_rows[p].data(), n, rows.raw());
       continue;
     }
     Header h = net::make_header(MessageType::kPush, 0, spec.name);
@@ -219,10 +235,14 @@ std::vector<uint64_t> send_sparse_step(Context& ctx, const std::string& weight, 
     if (split.local_rows[p].empty()) continue;
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
     Array rows = pick_rows(grads, split.positions[p], DType::kFloat32, {row_elems});
-    if (served_in_process(ctx, p)) {
-      store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return local_or_fail(ctx, s); },
-                               weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
-      continue;
+    if (ctx.writes_in_place(p)) {
+      try {
+        store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return in_place_or_throw(ctx, p, s); },
+                                 weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
+        continue;
+      } catch (const NotInPlace&) {
+        // Not published here yet: the server applies it.
+      }
     }
     Header h = net::make_header(MessageType::kSparseStep, 0, weight);
     net::set_shape(&h, DType::kInt64, {n});

@@ -27,8 +27,8 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
 void sparse_step(Context& ctx, const std::string& weight, const std::string& policy, const int64_t* ids,
                  int64_t count, const float* grads, int64_t row_elems, const store::SparseStepParams& params);
 // The same without waiting for the servers: returns the requests in flight
-// on ctx.client(), for ctx.client().wait(). The local partition's rows in
-// standalone mode are updated before it returns.
+// on ctx.client(), for ctx.client().wait(). The local partition's rows are
+// updated in place before it returns (ctx.writes_in_place()).
 std::vector<uint64_t> send_sparse_step(Context& ctx, const std::string& weight, const std::string& policy,
                                        const int64_t* ids, int64_t count, const float* grads, int64_t row_elems,
                                        const store::SparseStepParams& params);

@@ -39,4 +39,8 @@ class Rendezvous {
   int timeout_s_;
 };
 
+// The key under which machine `machine_id`'s main server publishes the
+// prefix of its shared-memory segments (its tensors and row locks).
+inline std::string segment_prefix_key(int machine_id) { return "main/" + std::to_string(machine_id); }
+
 }  // namespace tessera::distributed

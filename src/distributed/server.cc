@@ -85,7 +85,7 @@ PartitionServer::PartitionServer(const JobEnv& env)
   const bool host = main && env.machine_id == 0;
   rendezvous_ = std::make_unique<Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s);
 
-  const std::string main_key = "main/" + std::to_string(env.machine_id);
+  const std::string main_key = segment_prefix_key(env.machine_id);
   if (main) {
     store::remove_stale_segments();
     segment_prefix_ = store::segment_prefix(env.job_id, env.machine_id, ::getpid());

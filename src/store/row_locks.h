@@ -16,8 +16,13 @@ class RowLocks {
   static constexpr size_t kBytes = kStripes * sizeof(uint32_t);
 
   RowLocks() = default;
+  // A stripe held this long is taken for one whose holder died inside its
+  // section (shared-memory locks outlive processes): lock() then fails.
+  static constexpr int kStuckAfterS = 10;
+
   // `memory` holds kBytes, zero-filled on first use, shared by all users.
-  explicit RowLocks(void* memory) : stripes_(static_cast<std::atomic<uint32_t>*>(memory)) {}
+  explicit RowLocks(void* memory, int stuck_after_s = kStuckAfterS)
+      : stripes_(static_cast<std::atomic<uint32_t>*>(memory)), stuck_after_s_(stuck_after_s) {}
 
   static size_t stripe(uint64_t tensor_key, int64_t row) {
     uint64_t x = tensor_key ^ (static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL);
@@ -30,6 +35,7 @@ class RowLocks {
  private:
   static_assert(std::atomic<uint32_t>::is_always_lock_free, "process-shared locks need lock-free atomics");
   std::atomic<uint32_t>* stripes_ = nullptr;
+  int stuck_after_s_ = kStuckAfterS;
 };
 
 class RowGuard {

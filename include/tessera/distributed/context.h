@@ -21,6 +21,7 @@
 #include "tessera/partition/partition_book.h"
 #include "tessera/partition/partition_config.h"
 #include "tessera/store/partition_store.h"
+#include "tessera/store/shared_memory.h"
 
 // The transport and the row locks are internal: a Context hands them to the
 // library's own parts, and user code never needs their definitions.
@@ -71,7 +72,13 @@ class Context {
   // A connection of its own to every server, for another thread (ZeroMQ
   // sockets belong to one thread); indices match client()'s.
   std::unique_ptr<net::Client> connect() const;
-  store::RowLocks& local_locks();  // standalone: the locks of in-process updates
+  // The row locks of the local partition: this process's own when
+  // standalone; on a machine that holds a partition, the servers' (in shared
+  // memory), so that a trainer updates its machine's rows in place, as the
+  // servers do, instead of sending them over a socket.
+  store::RowLocks& local_locks();
+  // Whether rows of partition `part` are written in place by this process.
+  bool writes_in_place(int part) const { return local_locks_ != nullptr && part == local_part(); }
 
   // The server of partition `part` that this trainer sends requests to (the
   // trainers of a machine spread over its servers).
@@ -102,6 +109,7 @@ class Context {
   std::vector<net::ServerAddress> addresses_;
   std::vector<std::vector<int>> servers_;  // [part][server] -> client index
   std::vector<uint32_t> standalone_locks_;
+  store::SharedMemory machine_locks_;  // the servers' locks, on a machine holding a partition
   std::unique_ptr<store::RowLocks> local_locks_;
   bool finalized_ = false;
   std::string part_config_path_;
