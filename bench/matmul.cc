@@ -59,6 +59,12 @@ std::vector<std::pair<torch::Tensor, torch::Tensor>> kge_step_operands(const std
 
 int kge_step_bound(const std::string& model, int64_t c, int64_t k, int64_t d, int64_t n, int threads) {
   torch::set_num_threads(threads);
+  const std::vector<std::string> models{"TransE_l1", "TransE_l2", "DistMult", "ComplEx",
+                                        "RotatE",    "RESCAL",    "TransR",   "SimplE"};
+  if (std::find(models.begin(), models.end(), model) == models.end()) {
+    fmt::print(stderr, "bench_matmul --kge-step: unknown model '{}' (expected one of DGL-KE's eight)\n", model);
+    return 2;
+  }
   const auto operands = kge_step_operands(model, c, k, d, n);
   double best = 1e9;
   for (int rep = 0; rep < 13; ++rep) {

@@ -48,7 +48,6 @@ Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType
   return out;
 }
 
-
 store::LocalTensor& local_or_fail(Context& ctx, const std::string& name) {
   store::LocalTensor* t = ctx.local_tensor(name);
   if (t == nullptr) fail("partition {} has no tensor named '{}'", ctx.local_part(), name);
@@ -64,13 +63,10 @@ store::LocalTensor* written_in_place(Context& ctx, int part, const std::string& 
   return ctx.standalone() ? &local_or_fail(ctx, name) : ctx.local_tensor(name);
 }
 
-// A sparse step's tensors (weight and optimizer state) when all are written
-// in place; apply_sparse_step looks each up before it writes any row.
-struct NotInPlace {};
-store::LocalTensor& in_place_or_throw(Context& ctx, int part, const std::string& name) {
-  store::LocalTensor* t = written_in_place(ctx, part, name);
-  if (t == nullptr) throw NotInPlace{};
-  return *t;
+bool all_written_in_place(Context& ctx, int part, const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (written_in_place(ctx, part, name) == nullptr) return false;
+  return true;
 }
 
 // All of a pull's rows from partition `part`, by one request whose reply
@@ -235,14 +231,10 @@ std::vector<uint64_t> send_sparse_step(Context& ctx, const std::string& weight, 
     if (split.local_rows[p].empty()) continue;
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
     Array rows = pick_rows(grads, split.positions[p], DType::kFloat32, {row_elems});
-    if (ctx.writes_in_place(p)) {
-      try {
-        store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return in_place_or_throw(ctx, p, s); },
-                                 weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
-        continue;
-      } catch (const NotInPlace&) {
-        // Not published here yet: the server applies it.
-      }
+    if (all_written_in_place(ctx, p, store::sparse_step_tensors(params.kind, weight))) {
+      store::apply_sparse_step([&](const std::string& s) -> store::LocalTensor& { return local_or_fail(ctx, s); },
+                               weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
+      continue;
     }
     Header h = net::make_header(MessageType::kSparseStep, 0, weight);
     net::set_shape(&h, DType::kInt64, {n});

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tessera/store/tensor.h"
 
@@ -29,8 +30,10 @@ struct SparseStepParams {
 // "<weight>.adagrad_sum", "<weight>.row_adagrad_sum", "<weight>.adam_m", "<weight>.adam_v", "<weight>.adam_step".
 std::string optimizer_state_name(const std::string& weight, const char* state);
 
-// `lookup` returns a tensor by name or throws; it is called for every tensor
-// the step uses before any row is written. Rows must be unique.
+// The tensors a step of `kind` on `weight` reads and writes: the weight, then its state tensors.
+std::vector<std::string> sparse_step_tensors(SparseOptimizer kind, const std::string& weight);
+
+// `lookup` returns a tensor by name or throws. Rows must be unique.
 void apply_sparse_step(const std::function<LocalTensor&(const std::string&)>& lookup, const std::string& weight,
                        const SparseStepParams& params, const int64_t* rows, int64_t count, const float* grads,
                        RowLocks& locks);
