@@ -178,11 +178,11 @@ class FusedRotatE : public FusedModel {
       work[d_ + j] = std::sin(phase);
     }
   }
-  void from_work_grad(const float* stored, const float* work_grad, float* grad) const override {
-    for (int64_t j = 0; j < d_; ++j) {
-      const float phase = static_cast<float>(stored[j] * phase_scale_);
-      grad[j] += static_cast<float>(phase_scale_) * (work_grad[d_ + j] * std::cos(phase) - work_grad[j] * std::sin(phase));
-    }
+  // d/d phase of (cos, sin) is (-sin, cos): the work row already holds both.
+  void from_work_grad(const float* work, const float* work_grad, float* grad) const override {
+    const float scale = static_cast<float>(phase_scale_);
+#pragma omp simd
+    for (int64_t j = 0; j < d_; ++j) grad[j] += scale * (work_grad[d_ + j] * work[j] - work_grad[j] * work[d_ + j]);
   }
   float positive(const float* h, const float* r, const float* t) const override {
     const int64_t d = d_;

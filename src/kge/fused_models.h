@@ -38,8 +38,9 @@ class FusedModel {
   virtual bool transforms_relations() const { return false; }
   virtual int64_t work_dim() const { return relation_dim_; }
   virtual void to_work(const float* /*stored*/, float* /*work*/) const {}
-  // Adds into `grad` the gradient of a stored row whose work row got `work_grad`.
-  virtual void from_work_grad(const float* /*stored*/, const float* /*work_grad*/, float* /*grad*/) const {}
+  // Adds into `grad` the gradient of a stored row whose work row (made by
+  // to_work) got `work_grad`.
+  virtual void from_work_grad(const float* /*work*/, const float* /*work_grad*/, float* /*grad*/) const {}
 
   // The score of (h, r, t); r is a work row.
   virtual float positive(const float* h, const float* r, const float* t) const = 0;

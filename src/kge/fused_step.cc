@@ -129,7 +129,7 @@ void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTab
   float* gr = gw;
   if (m.transforms_relations()) {
     gr = zeroed(relation_grad_, num_relations * dr);
-    for (int64_t u = 0; u < num_relations; ++u) m.from_work_grad(relation_rows_.rows[u], gw + u * dw, gr + u * dr);
+    for (int64_t u = 0; u < num_relations; ++u) m.from_work_grad(work_rows_[u], gw + u * dw, gr + u * dr);
   }
   const double penalty = regularize(num_relations);
   const double loss_value = lg.loss.total.item<double>() + penalty;
