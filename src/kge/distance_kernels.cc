@@ -3,7 +3,7 @@
 #include <omp.h>
 
 #if defined(__AVX512F__)
-#include <immintrin.h>
+#include "distance_blocks_avx512.h"
 #endif
 
 #include <algorithm>
@@ -19,115 +19,10 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
+// Rows of `a` a kernel call takes together: 8 where the AVX-512 kernels of
+// distance_blocks_avx512.h exist (their rationale is there), else one.
 #if defined(__AVX512F__)
-// RotatE's complex distances, written out for AVX-512: they are nearly all of
-// a RotatE step, and the plain loops below leave most of the vector unit idle.
-// Three changes measured there (FB15k-237 shapes, d 200, 256 x 256 pairs):
-// - kBlockRows rows of `a` go against each row of `b` together, so a row of b
-//   (and, backward, its gradient) is loaded once per block, not once per row;
-//   backward, the j loop is outermost, so a block's gradients stay in
-//   registers across all of b: load/store traffic, which bound the backward
-//   pass, falls 5-fold;
-// - 1 / |a - b| is the hardware's reciprocal square root refined by one
-//   Newton step (float precision), instead of a square root and a division
-//   (|a - b| forward is sq * 1 / |a - b|);
-// - the last d % 16 elements of a row run as one masked vector: d 200 left 8
-//   of them to scalar code, a quarter of the time.
-// Together: forward 1.5x, backward 2x faster than the loops of forward_kernel
-// and backward_rows on the same rows.
 constexpr int kBlockRows = 8;
-
-inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-}
-
-// Squared moduli of the differences plus 1e-30: where a = b the gradient's
-// scale stays finite and multiplies a zero difference (1e-30 moves no
-// distance that matters, and saves a clamp per element).
-inline __m512 squared_modulus(__m512 x, __m512 y) {
-  return _mm512_fmadd_ps(x, x, _mm512_fmadd_ps(y, y, _mm512_set1_ps(1e-30f)));
-}
-
-// w / sqrt(sq) and sqrt(sq): r = the hardware's 14-bit 1 / sqrt(sq), refined
-// by one Newton step, r (1.5 - sq r^2 / 2), to float precision.
-inline __m512 newton_factor(__m512 sq, __m512 r) {
-  return _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), _mm512_mul_ps(_mm512_mul_ps(sq, r), r), _mm512_set1_ps(1.5f));
-}
-inline __m512 scaled_inverse_sqrt(__m512 w, __m512 sq) {
-  const __m512 r = _mm512_rsqrt14_ps(sq);
-  return _mm512_mul_ps(_mm512_mul_ps(w, r), newton_factor(sq, r));
-}
-inline __m512 fast_sqrt(__m512 sq) {
-  const __m512 r = _mm512_rsqrt14_ps(sq);
-  return _mm512_mul_ps(_mm512_mul_ps(sq, r), newton_factor(sq, r));
-}
-
-// out[c, k, n] for k in [k0, k0 + kRows).
-template <int kRows>
-void complex_forward_block(RowBlock a, RowBlock b, const PairShape& s, int64_t c, int64_t k0, float* out) {
-  const int64_t d = s.d;
-  for (int64_t n = 0; n < s.n; ++n) {
-    const int64_t brow = (c * s.n + n) * b.stride;
-    __m512 sum[kRows];
-#pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) sum[q] = _mm512_setzero_ps();
-    for (int64_t j = 0; j < d; j += 16) {
-      const __mmask16 m = tail_mask(d - j);
-      const __m512 br = _mm512_maskz_loadu_ps(m, b.re + brow + j), bi = _mm512_maskz_loadu_ps(m, b.im + brow + j);
-  #pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) {
-        const int64_t arow = (c * s.k + k0 + q) * a.stride + j;
-        const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a.re + arow), br);
-        const __m512 y = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, a.im + arow), bi);
-        sum[q] = _mm512_add_ps(sum[q], fast_sqrt(squared_modulus(x, y)));
-      }
-    }
-#pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) out[(c * s.k + k0 + q) * s.n + n] = _mm512_reduce_add_ps(sum[q]);
-  }
-}
-
-// ga[c, k] += sum_n g (a - b) / |a - b|, gb[c, n] -= the same summed over the
-// block's k, for k in [k0, k0 + kRows).
-template <int kRows>
-void complex_backward_block(RowBlock a, RowBlock b, const float* grad, const PairShape& s, GradBlock ga, GradBlock gb,
-                            int64_t c, int64_t k0) {
-  const int64_t d = s.d;
-  const float* g = grad + (c * s.k + k0) * s.n;
-  for (int64_t j = 0; j < d; j += 16) {
-    const __mmask16 m = tail_mask(d - j);
-    __m512 ar[kRows], ai[kRows], dar[kRows], dai[kRows];
-#pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) {
-      const int64_t arow = (c * s.k + k0 + q) * a.stride + j;
-      ar[q] = _mm512_maskz_loadu_ps(m, a.re + arow);
-      ai[q] = _mm512_maskz_loadu_ps(m, a.im + arow);
-      dar[q] = dai[q] = _mm512_setzero_ps();
-    }
-    for (int64_t n = 0; n < s.n; ++n) {
-      const int64_t brow = (c * s.n + n) * b.stride + j, gbrow = (c * s.n + n) * gb.stride + j;
-      const __m512 br = _mm512_maskz_loadu_ps(m, b.re + brow), bi = _mm512_maskz_loadu_ps(m, b.im + brow);
-      __m512 dbr = _mm512_setzero_ps(), dbi = _mm512_setzero_ps();
-  #pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) {
-        const __m512 x = _mm512_sub_ps(ar[q], br), y = _mm512_sub_ps(ai[q], bi);
-        const __m512 scale = scaled_inverse_sqrt(_mm512_set1_ps(g[q * s.n + n]), squared_modulus(x, y));
-        dar[q] = _mm512_fmadd_ps(x, scale, dar[q]);
-        dai[q] = _mm512_fmadd_ps(y, scale, dai[q]);
-        dbr = _mm512_fmadd_ps(x, scale, dbr);
-        dbi = _mm512_fmadd_ps(y, scale, dbi);
-      }
-      _mm512_mask_storeu_ps(gb.re + gbrow, m, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, gb.re + gbrow), dbr));
-      _mm512_mask_storeu_ps(gb.im + gbrow, m, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, gb.im + gbrow), dbi));
-    }
-#pragma GCC unroll 8
-    for (int q = 0; q < kRows; ++q) {
-      const int64_t garow = (c * s.k + k0 + q) * ga.stride + j;
-      _mm512_mask_storeu_ps(ga.re + garow, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, ga.re + garow), dar[q]));
-      _mm512_mask_storeu_ps(ga.im + garow, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, ga.im + garow), dai[q]));
-    }
-  }
-}
 #else
 constexpr int kBlockRows = 1;
 #endif
@@ -164,13 +59,11 @@ template <bool kComplex>
 void forward_block(RowBlock a, RowBlock b, const PairShape& s, int64_t c, int64_t k0, float* out) {
   const int64_t rows = std::min<int64_t>(kBlockRows, s.k - k0);
 #if defined(__AVX512F__)
-  if constexpr (kComplex) {
-    if (rows == kBlockRows) return complex_forward_block<kBlockRows>(a, b, s, c, k0, out);
-    for (int64_t q = 0; q < rows; ++q) complex_forward_block<1>(a, b, s, c, k0 + q, out);
-    return;
-  }
-#endif
+  if (rows == kBlockRows) return avx512::forward_block<kComplex, kBlockRows>(a, b, s, c, k0, out);
+  for (int64_t q = 0; q < rows; ++q) avx512::forward_block<kComplex, 1>(a, b, s, c, k0 + q, out);
+#else
   for (int64_t q = 0; q < rows; ++q) forward_row<kComplex>(a, b, s, c, k0 + q, out);
+#endif
 }
 
 int64_t blocks_per_chunk(const PairShape& s) { return (s.k + kBlockRows - 1) / kBlockRows; }
@@ -234,13 +127,11 @@ void backward_block(RowBlock a, RowBlock b, const float* grad, const PairShape& 
                     int64_t c, int64_t k0) {
   const int64_t rows = std::min<int64_t>(kBlockRows, s.k - k0);
 #if defined(__AVX512F__)
-  if constexpr (kComplex) {
-    if (rows == kBlockRows) return complex_backward_block<kBlockRows>(a, b, grad, s, ga, gb, c, k0);
-    for (int64_t q = 0; q < rows; ++q) complex_backward_block<1>(a, b, grad, s, ga, gb, c, k0 + q);
-    return;
-  }
-#endif
+  if (rows == kBlockRows) return avx512::backward_block<kComplex, kBlockRows>(a, b, grad, s, ga, gb, c, k0);
+  for (int64_t q = 0; q < rows; ++q) avx512::backward_block<kComplex, 1>(a, b, grad, s, ga, gb, c, k0 + q);
+#else
   for (int64_t q = 0; q < rows; ++q) backward_rows<kComplex>(a, b, grad, s, ga, gb, c, k0 + q);
+#endif
 }
 
 template <bool kComplex>
