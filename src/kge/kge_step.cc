@@ -23,12 +23,19 @@ void StepTimes::add(const StepTimes& o) {
 }
 
 void distinct(const std::vector<int64_t>& ids, Distinct* d) {
-  d->unique = ids;
-  std::sort(d->unique.begin(), d->unique.end());
-  d->unique.erase(std::unique(d->unique.begin(), d->unique.end()), d->unique.end());
+  // Sorting (ID, index) pairs hands every input its position in one pass
+  // over them; a binary search per input instead cost 10x as much (its
+  // branches are unpredictable), 3% of a TransE step.
+  std::vector<std::pair<int64_t, int64_t>>& order = d->order;
+  order.resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) order[i] = {ids[i], static_cast<int64_t>(i)};
+  std::sort(order.begin(), order.end());
+  d->unique.clear();
   d->positions.resize(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i)
-    d->positions[i] = std::lower_bound(d->unique.begin(), d->unique.end(), ids[i]) - d->unique.begin();
+  for (const auto& [id, index] : order) {
+    if (d->unique.empty() || d->unique.back() != id) d->unique.push_back(id);
+    d->positions[index] = static_cast<int64_t>(d->unique.size()) - 1;
+  }
 }
 
 void fail_non_finite_loss(double loss, int64_t entity_values, int64_t relation_values, int64_t positive_scores,

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "embedding_table.h"
 #include "loss.h"
@@ -35,6 +37,7 @@ struct StepTimes {
 struct Distinct {
   std::vector<int64_t> unique;
   std::vector<int64_t> positions;
+  std::vector<std::pair<int64_t, int64_t>> order;  // scratch, kept between calls
 };
 void distinct(const std::vector<int64_t>& ids, Distinct* out);
 
