@@ -1,6 +1,7 @@
 #include "embedding_table.h"
 
 #include "tessera/distributed/dist_tensor.h"
+#include "tessera/partition/partition_book.h"
 #include "tessera/store/sparse_step.h"
 #include "store/tensor_ops.h"
 #include "tessera/base/error.h"
@@ -93,6 +94,34 @@ ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int
 
 torch::Tensor ServerTable::pull(const std::vector<int64_t>& ids) {
   return tensor_of(embedding_.lookup(ids.data(), static_cast<int64_t>(ids.size())));
+}
+
+void ServerTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
+  // Copying the local half into a fresh tensor cost a 2-machine TransE_l2
+  // step as much as fetching the remote half.
+  const int part = ctx_->local_part();
+  const store::LocalTensor* local =
+      part >= 0 && ctx_->writes_in_place(part) ? ctx_->local_tensor(embedding_.weight().name()) : nullptr;
+  if (local == nullptr) return EmbeddingTable::pull_rows(ids, out);
+  const IdSpace& space = ctx_->book().space(embedding_.weight().spec().policy);
+  const int64_t first = space.starts[part];
+  const uint64_t local_rows = static_cast<uint64_t>(space.starts[part + 1] - first);
+  if (local->num_rows() != static_cast<int64_t>(local_rows) || local->rows.row_bytes() != sizeof(float) * dim())
+    fail("embedding {}: the local partition's rows do not match the partition book", embedding_.name());
+  const float* base = local->rows.data<float>();
+  std::vector<int64_t> remote, remote_at;
+  out->rows.resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const uint64_t offset = static_cast<uint64_t>(ids[i] - first);  // negative IDs wrap past local_rows
+    if (offset < local_rows) {
+      out->rows[i] = base + offset * dim();
+    } else {
+      remote.push_back(ids[i]);
+      remote_at.push_back(static_cast<int64_t>(i));
+    }
+  }
+  out->storage = remote.empty() ? torch::Tensor() : pull(remote).contiguous();
+  for (size_t k = 0; k < remote.size(); ++k) out->rows[remote_at[k]] = out->storage.data_ptr<float>() + k * dim();
 }
 
 void ServerTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {

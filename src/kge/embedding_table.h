@@ -87,6 +87,9 @@ class ServerTable : public EmbeddingTable {
   int64_t num_rows() const override { return embedding_.num_embeddings(); }
   int64_t dim() const override { return embedding_.dim(); }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
+  // Rows of this machine's partition in place, where this trainer also
+  // writes them (Context::writes_in_place); the others pulled.
+  void pull_rows(const std::vector<int64_t>& ids, PulledRows* out) override;
   // Sends the step and returns; the previous push is waited for first, so
   // at most one is in flight while the trainer computes (as DGL-KE's async
   // pushes go).
