@@ -26,28 +26,21 @@ torch::Tensor tensor_over(float* data, std::vector<int64_t> shape) {
   return torch::from_blob(data, shape, torch::kFloat32);
 }
 
-// sum |x|^p over a row, and `scale` * d/dx of it added into `grad` (kAdd) or
-// written there (the first contribution to a gradient row: that saves
-// zeroing the row in a separate pass).
-template <bool kAdd>
+// sum |x|^p over a row, and `scale` * d/dx of it added into `grad`.
 float penalty_row(const float* x, int64_t d, double p, float scale, float* grad) {
-  auto put = [grad](int64_t j, float v) {
-    if constexpr (kAdd) grad[j] += v;
-    else grad[j] = v;
-  };
   float sum = 0;
   if (p == 3) {
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < d; ++j) {
       const float a = std::fabs(x[j]);
       sum += a * a * a;
-      put(j, scale * 3 * x[j] * a);
+      grad[j] += scale * 3 * x[j] * a;
     }
   } else if (p == 2) {
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < d; ++j) {
       sum += x[j] * x[j];
-      put(j, scale * 2 * x[j]);
+      grad[j] += scale * 2 * x[j];
     }
   } else {
     const float pf = static_cast<float>(p);
@@ -55,7 +48,7 @@ float penalty_row(const float* x, int64_t d, double p, float scale, float* grad)
       const float a = std::fabs(x[j]);
       sum += std::pow(a, pf);
       const float sign = x[j] > 0 ? 1.f : (x[j] < 0 ? -1.f : 0.f);
-      put(j, scale * pf * std::pow(a, pf - 1) * sign);
+      grad[j] += scale * pf * std::pow(a, pf - 1) * sign;
     }
   }
   return sum;
@@ -117,10 +110,8 @@ void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTab
   const torch::Tensor pos_t = tensor_over(pos, {n}), neg_t = tensor_over(scores, {n, b.negatives_per_chunk});
   const LossGradients lg = kge_loss_gradients(pos_t, neg_t, loss_);
 
-  // Backward: into one gradient row per distinct entity and relation; the
-  // entity rows start as the -rc penalty's gradient.
-  float* ge = sized(entity_grad_, num_entities * de);
-  double penalty = start_entity_gradients(ge);
+  // Backward: into one gradient row per distinct entity and relation.
+  float* ge = zeroed(entity_grad_, num_entities * de);
   float* gw = zeroed(work_grad_, num_relations * dw);
   float* dq = sized(query_grad_, n * de);
   float* dn = sized(negative_grad_, negatives * de);
@@ -144,7 +135,7 @@ void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTab
     gr = zeroed(relation_grad_, num_relations * dr);
     for (int64_t u = 0; u < num_relations; ++u) m.from_work_grad(work_rows_[u], gw + u * dw, gr + u * dr);
   }
-  penalty += regularize_relations(num_relations);
+  const double penalty = regularize(num_relations);
   const double loss_value = lg.loss.total.item<double>() + penalty;
   if (!std::isfinite(loss_value)) fail_non_finite(loss_value, pos_t, neg_t);
   times->compute += timer.lap();
@@ -160,40 +151,28 @@ void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTab
   times->triples += n;
 }
 
-bool FusedStep::penalized() const { return reg_.coefficient > 0 && reg_.norm > 0; }
-
-double FusedStep::start_entity_gradients(float* ge) {
-  const int64_t de = model_->entity_dim(), rows = static_cast<int64_t>(entity_ids_.unique.size());
-  if (!penalized()) {
-    std::memset(ge, 0, sizeof(float) * rows * de);
-    return 0;
-  }
-  // As the autograd path: each distinct entity row once.
+double FusedStep::regularize(int64_t num_relations) {
+  if (reg_.coefficient <= 0 || reg_.norm <= 0) return 0;
+  const FusedModel& m = *model_;
   const float c = static_cast<float>(reg_.coefficient);
+  const int64_t de = m.entity_dim(), dr = m.relation_dim();
+  float* ge = entity_grad_.data();
+  float* gr = m.transforms_relations() ? relation_grad_.data() : work_grad_.data();
+  // As the autograd path: each distinct entity row once, each relation row
+  // once per positive that uses it.
   double sum = 0;
   // The rows lie scattered over the table, mostly out of cache: fetching a
   // few rows ahead keeps this pass from waiting on each row's first line.
-  constexpr int64_t kAhead = 4;
-  for (int64_t u = 0; u < rows; ++u) {
+  constexpr size_t kAhead = 4;
+  const size_t rows = entity_ids_.unique.size();
+  for (size_t u = 0; u < rows; ++u) {
     if (u + kAhead < rows) prefetch_row(entity_rows_.rows[u + kAhead], de);
-    sum += penalty_row<false>(entity_rows_.rows[u], de, reg_.norm, c, ge + u * de);
+    sum += penalty_row(entity_rows_.rows[u], de, reg_.norm, c, ge + u * de);
   }
-  return reg_.coefficient * sum;
-}
-
-double FusedStep::regularize_relations(int64_t num_relations) {
-  if (!penalized()) return 0;
-  const FusedModel& m = *model_;
-  const float c = static_cast<float>(reg_.coefficient);
-  const int64_t dr = m.relation_dim();
-  float* gr = m.transforms_relations() ? relation_grad_.data() : work_grad_.data();
-  // As the autograd path: each relation row once per positive that uses it.
   int32_t* count = zeroed(relation_counts_, num_relations);
   for (const int64_t p : relation_ids_.positions) ++count[p];
-  double sum = 0;
   for (int64_t u = 0; u < num_relations; ++u)
-    sum += static_cast<double>(count[u]) *
-           penalty_row<true>(relation_rows_.rows[u], dr, reg_.norm, c * count[u], gr + u * dr);
+    sum += static_cast<double>(count[u]) * penalty_row(relation_rows_.rows[u], dr, reg_.norm, c * count[u], gr + u * dr);
   return reg_.coefficient * sum;
 }
 

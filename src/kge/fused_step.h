@@ -30,12 +30,8 @@ class FusedStep {
   void run(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
 
  private:
-  bool penalized() const;
-  // The -rc penalty: writes its gradient as the first term of the entity
-  // gradient rows (zeros without a penalty), adds it into the relation
-  // gradient rows; each returns its part of the penalty.
-  double start_entity_gradients(float* ge);
-  double regularize_relations(int64_t num_relations);
+  // Adds the -rc penalty's gradient into the row gradients; returns the penalty.
+  double regularize(int64_t num_relations);
   [[noreturn]] void fail_non_finite(double loss, const torch::Tensor& positive, const torch::Tensor& negative) const;
 
   std::unique_ptr<FusedModel> model_;
