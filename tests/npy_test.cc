@@ -85,6 +85,31 @@ TEST(Npy, RejectsBadFilesWithTheirName) {
   }
 }
 
+TEST(Npy, RejectsAShapeWhoseElementCountOverflows) {
+  // Found by tests/fuzz/npy_fuzz.cc: 2^32 x 2^32 bytes wrapped to 0 bytes of
+  // data, so the header-only file was accepted as an array whose numel()
+  // overflows int64.
+  TempDir dir;
+  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header += '\n';
+  std::ofstream out(dir / "huge.npy", std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(header.size()), 0};
+  out.write(len, 2);
+  out << header;
+  out.close();
+  try {
+    read_npy(dir / "huge.npy");
+    FAIL() << "a shape of 2^64 elements accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.npy: shape '(4294967296, 4294967296)' in the .npy header has too many "
+                                         "elements"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Npy, WriterLeavesNothingWhenNotFinished) {
   TempDir dir;
   {

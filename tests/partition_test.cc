@@ -1,8 +1,12 @@
 // The partitioner on generated graphs and on the real datasets.
+#include <fstream>
+
 #include "partition_check.h"
+#include "tessera/base/error.h"
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
+#include "tessera/partition/partition_config.h"
 #include "tools/inspect.h"
 #include "test_util.h"
 
@@ -117,6 +121,43 @@ INSTANTIATE_TEST_SUITE_P(Shared, RealDataset,
                            for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
+
+TEST(PartitionConfig, RejectsNoNodeTypesAndCountsThatAreNotIntegers) {
+  // Found by tests/fuzz/partition_config_fuzz.cc: a config without node types
+  // loaded and then indexed an empty node_map (undefined behaviour), and
+  // get<int>() of 1e300 was undefined behaviour too.
+  TempDir dir;
+  const std::string parts = R"("part-0": {"node_feats": "a", "edge_feats": "b", "part_graph": "c", "orig_nids": "d",
+                                          "orig_eids": "e"})";
+  const std::string good = R"({"graph_name": "g", "num_parts": 1, "num_nodes": 4, "num_edges": 3,
+      "ntypes": {"_N": 0}, "etypes": {"_N:_E:_N": 0}, "node_map": {"_N": [[0, 4]]},
+      "edge_map": {"_N:_E:_N": [[0, 3]]}, "node_feat_schema": {"_N": {"feat": {"dtype": "float32", "shape": [8]}}},
+      )" + parts + "}";
+  std::ofstream(dir / "good.json") << good;
+  const PartitionConfig c = PartitionConfig::load(dir / "good.json");
+  EXPECT_EQ(c.num_parts, 1);
+  EXPECT_EQ(c.node_feat_schema.at("_N").at("feat").row_shape, std::vector<int64_t>{8});
+  const auto expect_rejected = [&](const std::string& name, const std::string& text, const std::string& message) {
+    std::ofstream(dir / name) << text;
+    try {
+      PartitionConfig::load(dir / name);
+      ADD_FAILURE() << name << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(name + ": " + message), std::string::npos) << e.what();
+    }
+  };
+  expect_rejected("no_types.json",
+                  R"({"graph_name": "g", "num_parts": 1, "num_nodes": 0, "num_edges": 0, "ntypes": {}, "etypes": {},
+                      "node_map": {}, "edge_map": {}, )" + parts + "}",
+                  "ntypes: expected an object of name -> type id (at least one type)");
+  expect_rejected("float_parts.json", R"({"graph_name": "g", "num_parts": 1e300, "num_nodes": 0, "num_edges": 0})",
+                  "num_parts: expected an integer in [1, 2147483647], found 1e+300");
+  expect_rejected("zero_parts.json", R"({"graph_name": "g", "num_parts": 0, "num_nodes": 0, "num_edges": 0})",
+                  "num_parts: expected an integer in [1, 2147483647], found 0");
+  std::string float_dim = good;
+  float_dim.replace(float_dim.find("[8]"), 3, "[8.5]");
+  expect_rejected("float_dim.json", float_dim, "node_feat_schema._N.feat.shape: expected an integer");
+}
 
 }  // namespace
 }  // namespace tessera

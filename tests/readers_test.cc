@@ -2,6 +2,7 @@
 // through the layouts Tessera writes.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -188,6 +189,27 @@ TEST(Readers, DglKeUddLayout) {
   EXPECT_EQ(d.edge_types[0].dst.data<int64_t>()[0], 2);
   EXPECT_EQ(d.edge_types[0].data.at(kRelationField).data<int64_t>()[0], 1);
   EXPECT_EQ(d.extra.at("valid_triples").data<int64_t>()[2], 0);
+}
+
+TEST(Readers, OgbRejectsNegativeAndUnbackedNodeCounts) {
+  // Found by tests/fuzz/ogb_fuzz.cc: a node count of 10^12 in
+  // num-node-list.csv.gz made the label reader reserve 8 TB before reading a
+  // row, and a negative one threw std::length_error ("vector::reserve").
+  TempDir dir;
+  std::filesystem::create_directories(dir / "raw");
+  std::ofstream(dir / "raw/edge.csv.gz") << "0,0\n";
+  std::ofstream(dir / "raw/node-label.csv.gz") << "1\n";
+  const auto expect_rejected = [&](const std::string& count, const std::string& file, const std::string& message) {
+    std::ofstream(dir / "raw/num-node-list.csv.gz") << count << "\n";
+    try {
+      read_dataset(dir.path());
+      ADD_FAILURE() << "node count " << count << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file + ": " + message), std::string::npos) << e.what();
+    }
+  };
+  expect_rejected("1000000000000", "node-label.csv.gz", "1 labels, expected one per node (1000000000000)");
+  expect_rejected("-5", "num-node-list.csv.gz", "the count is -5, expected a number >= 0");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,28 @@ TEST(PartitionBookTest, SplitFindsOwnerAndLocalRow) {
   }
   const std::vector<int64_t> bad{14};
   EXPECT_THROW(book.split(a, bad.data(), 1, "test"), Error);
+}
+
+TEST(Store, TensorSpecRejectsNumbersThatAreNotIntegers) {
+  // Found by tests/fuzz/message_fuzz.cc (a kCreate request's spec frame):
+  // get<uint64_t>() of 1e300 and get<int64_t>() of 1e30 were undefined
+  // behaviour instead of a bad tensor spec.
+  const std::string good = R"({"name": "emb", "dtype": "float32", "row_shape": [4], "policy": "node",
+                                "persistent": false, "init": "zeros", "init_a": 0, "init_b": 0, "seed": 42})";
+  EXPECT_EQ(store::TensorSpec::from_json(good).row_shape, std::vector<int64_t>{4});
+  for (const auto& [from, to, message] :
+       {std::tuple<std::string, std::string, std::string>{"\"seed\": 42", "\"seed\": 1e300", "seed is 1e+300"},
+        {"\"seed\": 42", "\"seed\": -1", "seed is -1"},
+        {"[4]", "[1e30]", "row_shape holds 1e+30"}}) {
+    std::string spec = good;
+    spec.replace(spec.find(from), from.size(), to);
+    try {
+      store::TensorSpec::from_json(spec);
+      ADD_FAILURE() << "accepted " << spec;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("bad tensor spec: " + message), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

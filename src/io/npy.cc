@@ -144,8 +144,16 @@ Array read_npy(const std::string& path) {
   std::vector<int64_t> shape = parse_shape(dict_value(header, "shape", path), path);
 
   const size_t data_start = header_start + header_len;
-  size_t expected = dtype_size(dtype);
-  for (int64_t d : shape) expected *= static_cast<size_t>(d);
+  // Counted as Array::numel() counts, in int64: a shape whose element count
+  // overflows it (and would wrap to a size the file seems to hold) is refused.
+  int64_t elements = 1;
+  int64_t data_bytes = 0;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(elements, d, &elements))
+      fail("{}: shape '{}' in the .npy header has too many elements", path, std::string(dict_value(header, "shape", path)));
+  if (__builtin_mul_overflow(elements, static_cast<int64_t>(dtype_size(dtype)), &data_bytes))
+    fail("{}: shape '{}' in the .npy header has too many elements", path, std::string(dict_value(header, "shape", path)));
+  const size_t expected = static_cast<size_t>(data_bytes);
   if (size - data_start < expected)
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path,
          Array::wrap(dtype, shape, nullptr, nullptr).shape_string(), expected, size - data_start);

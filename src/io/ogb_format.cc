@@ -27,11 +27,16 @@ std::vector<int64_t> read_int_column(const std::string& path, const char* what) 
   return values;
 }
 
+// Room reserved up front for at most this many values: the count comes from
+// another file, and a corrupt one must not become a huge allocation before
+// any row is seen (past it, vectors grow as rows arrive).
+constexpr int64_t kMaxReservedValues = int64_t{1} << 26;
+
 // Labels: one per line; "nan" or empty (unlabelled nodes, as in ogbn-mag's
 // non-paper types) become -1.
 Array read_labels(const std::string& path, int64_t count) {
   std::vector<int64_t> labels;
-  labels.reserve(count);
+  labels.reserve(static_cast<size_t>(std::min(count, kMaxReservedValues)));
   LineReader reader(path);
   std::string_view line;
   while (reader.next(&line)) {
@@ -55,7 +60,7 @@ Array read_features(const std::string& path, int64_t count) {
     split_fields(line, ",", false, &fields);
     if (dim < 0) {
       dim = static_cast<int64_t>(fields.size());
-      values.reserve(static_cast<size_t>(dim * count));
+      values.reserve(static_cast<size_t>(std::min(dim * std::min(count, kMaxReservedValues), kMaxReservedValues)));
     }
     if (static_cast<int64_t>(fields.size()) != dim)
       fail("{}: {} features, expected {} like the first line", reader.where(), fields.size(), dim);
@@ -99,6 +104,7 @@ void read_split(const std::string& dir, NodeType* t) {
 int64_t read_single_count(const std::string& path) {
   auto v = read_int_column(path, "(count)");
   if (v.size() != 1) fail("{}: expected one count (a single graph), found {} lines", path, v.size());
+  if (v[0] < 0) fail("{}: the count is {}, expected a number >= 0", path, v[0]);
   return v[0];
 }
 
@@ -138,7 +144,12 @@ Dataset read_ogb_mag(const std::string& dir, const ReadOptions& options) {
     split_fields(line, ",", false, &fields);
     if (fields.size() != d.node_types.size())
       fail("{}: {} counts for {} node types", reader.where(), fields.size(), d.node_types.size());
-    for (size_t i = 0; i < fields.size(); ++i) d.node_types[i].count = parse_int(fields[i], reader.where(), "(node count)");
+    for (size_t i = 0; i < fields.size(); ++i) {
+      d.node_types[i].count = parse_int(fields[i], reader.where(), "(node count)");
+      if (d.node_types[i].count < 0)
+        fail("{}: node type '{}' has count {}, expected a number >= 0", reader.where(), d.node_types[i].name,
+             d.node_types[i].count);
+    }
   }
   const std::string split_root = split_dir(dir, options.split, "");
   for (NodeType& t : d.node_types) {

@@ -2,6 +2,8 @@
 #include "tessera/partition/partition_config.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -20,8 +22,20 @@ const json& field(const json& j, const std::string& key, const std::string& wher
   return *it;
 }
 
+// An integer in [lo, hi]. get<int64_t>() alone would convert a float or an
+// out-of-range number without a word (1e300 is undefined behaviour).
+int64_t integer(const json& v, const std::string& where, int64_t lo, int64_t hi) {
+  bool in_range = false;
+  if (v.is_number_unsigned())  // JSON's non-negative integers
+    in_range = v.get<uint64_t>() <= static_cast<uint64_t>(hi) && static_cast<int64_t>(v.get<uint64_t>()) >= lo;
+  else if (v.is_number_integer())
+    in_range = v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+  if (!in_range) fail("{}: expected an integer in [{}, {}], found {}", where, lo, hi, v.dump());
+  return v.get<int64_t>();
+}
+
 std::vector<std::string> names_by_index(const json& j, const std::string& where) {
-  if (!j.is_object()) fail("{}: expected an object of name -> type id", where);
+  if (!j.is_object() || j.empty()) fail("{}: expected an object of name -> type id (at least one type)", where);
   std::vector<std::string> names(j.size());
   for (auto& [name, id] : j.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<size_t>() >= names.size() || !names[id.get<size_t>()].empty())
@@ -61,12 +75,16 @@ std::vector<std::vector<IdRange>> read_map(const json& j, const std::vector<std:
   return map;
 }
 
-std::map<std::string, std::map<std::string, ArraySchema>> read_schema(const json& j) {
+std::map<std::string, std::map<std::string, ArraySchema>> read_schema(const json& j, const std::string& where) {
   std::map<std::string, std::map<std::string, ArraySchema>> schema;
   for (auto& [type, fields] : j.items())
-    for (auto& [name, s] : fields.items())
-      schema[type][name] = ArraySchema{dtype_from_name(s.at("dtype").get<std::string>()),
-                                       s.at("shape").get<std::vector<int64_t>>()};
+    for (auto& [name, s] : fields.items()) {
+      const std::string at = where + "." + type + "." + name + ".shape";
+      if (!s.at("shape").is_array()) fail("{}: expected a list of dimensions", at);
+      std::vector<int64_t> shape;
+      for (const json& d : s.at("shape")) shape.push_back(integer(d, at, 0, INT64_MAX));
+      schema[type][name] = ArraySchema{dtype_from_name(s.at("dtype").get<std::string>()), std::move(shape)};
+    }
   return schema;
 }
 
@@ -88,17 +106,16 @@ PartitionConfig PartitionConfig::load(const std::string& json_path) {
   try {
     c.graph_name = field(j, "graph_name", w).get<std::string>();
     c.part_method = j.value("part_method", "");
-    c.num_parts = field(j, "num_parts", w).get<int>();
-    c.halo_hops = j.value("halo_hops", 1);
-    c.num_nodes = field(j, "num_nodes", w).get<int64_t>();
-    c.num_edges = field(j, "num_edges", w).get<int64_t>();
-    if (c.num_parts < 1) fail("{}: num_parts must be at least 1", w);
+    c.num_parts = static_cast<int>(integer(field(j, "num_parts", w), w + ": num_parts", 1, INT_MAX));
+    if (j.contains("halo_hops")) c.halo_hops = static_cast<int>(integer(j["halo_hops"], w + ": halo_hops", 0, INT_MAX));
+    c.num_nodes = integer(field(j, "num_nodes", w), w + ": num_nodes", 0, INT64_MAX);
+    c.num_edges = integer(field(j, "num_edges", w), w + ": num_edges", 0, INT64_MAX);
     c.ntypes = names_by_index(field(j, "ntypes", w), w + ": ntypes");
     c.etypes = names_by_index(field(j, "etypes", w), w + ": etypes");
     c.node_map = read_map(field(j, "node_map", w), c.ntypes, c.num_parts, w + ": node_map");
     c.edge_map = read_map(field(j, "edge_map", w), c.etypes, c.num_parts, w + ": edge_map");
-    if (j.contains("node_feat_schema")) c.node_feat_schema = read_schema(j["node_feat_schema"]);
-    if (j.contains("edge_feat_schema")) c.edge_feat_schema = read_schema(j["edge_feat_schema"]);
+    if (j.contains("node_feat_schema")) c.node_feat_schema = read_schema(j["node_feat_schema"], w + ": node_feat_schema");
+    if (j.contains("edge_feat_schema")) c.edge_feat_schema = read_schema(j["edge_feat_schema"], w + ": edge_feat_schema");
     if (j.contains("extra")) c.extra = j["extra"].get<std::map<std::string, std::string>>();
     if (j.contains("node_names")) c.node_names = j["node_names"].get<std::map<std::string, std::string>>();
     c.relation_names = j.value("relation_names", "");

@@ -32,12 +32,17 @@ TensorSpec TensorSpec::from_json(const std::string& text) {
     TensorSpec s;
     s.name = j.at("name").get<std::string>();
     s.dtype = dtype_from_name(j.at("dtype").get<std::string>());
+    // Numbers are checked before get<>(), which would convert a float or an
+    // out-of-range value without a word (1e300 is undefined behaviour).
+    for (const nlohmann::json& d : j.at("row_shape"))
+      if (!d.is_number_integer()) fail("bad tensor spec: row_shape holds {}, expected integers", d.dump());
     s.row_shape = j.at("row_shape").get<std::vector<int64_t>>();
     s.policy = j.at("policy").get<std::string>();
     s.persistent = j.at("persistent").get<bool>();
     s.init.kind = j.at("init").get<std::string>();
     s.init.a = j.at("init_a").get<double>();
     s.init.b = j.at("init_b").get<double>();
+    if (!j.at("seed").is_number_unsigned()) fail("bad tensor spec: seed is {}, expected an integer >= 0", j.at("seed").dump());
     s.init.seed = j.at("seed").get<uint64_t>();
     for (int64_t d : s.row_shape)
       if (d < 0 || d > (int64_t{1} << 30)) fail("row dimension {} out of range", d);
