@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   tessera::add_report_command(app);
   tessera::add_launch_command(app);
   tessera::add_copy_command(app);
+  tessera::add_keygen_command(app);
   tessera::add_train_command(app);
   tessera::add_kge_command(app);
   std::vector<std::string> args = tessera::dglke_spellings(argc, argv);

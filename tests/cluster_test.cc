@@ -59,7 +59,8 @@ class Cluster : public ::testing::Test {
       return;
     }
     dir_ = new TempDir();
-    const CommandResult up = run_command(fmt::format("{} up {} 3", kHostsScript, dir_->path()));
+    // Hosts 0-2 run jobs; host 3 is a foreign host on the same network.
+    const CommandResult up = run_command(fmt::format("{} up {} 4", kHostsScript, dir_->path()));
     if (up.exit_code != 0) {
       skip_reason_ = "setting up the hosts failed: " + up.out + up.err;
       return;
@@ -139,12 +140,13 @@ class Cluster : public ::testing::Test {
 
   // A job's Cora test accuracy (kSageFlags, kSageEpochs) against the same
   // training run standalone.
-  void expect_standalone_accuracy(const nlohmann::json& metrics, const char* setting) {
+  void expect_standalone_accuracy(const nlohmann::json& metrics, const char* setting,
+                                  const std::string& epochs = kSageEpochs) {
     TempDir alone;
     ASSERT_EQ(run_tessera(fmt::format("partition --input {} --graph-name cora --num-parts 1 --out {}/p1", cora_,
                                       alone.path())).exit_code, 0);
     const CommandResult s = run_tessera(fmt::format("train sage --standalone --part-config {}/p1/cora.json {} {} --out {}/out",
-                                                    alone.path(), kSageFlags, kSageEpochs, alone.path()));
+                                                    alone.path(), kSageFlags, epochs, alone.path()));
     ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
     const double distributed = metrics["test_acc"].get<double>();
     const double standalone = final_metrics(s.out)["test_acc"].get<double>();
@@ -188,6 +190,67 @@ class Cluster : public ::testing::Test {
 TempDir* Cluster::dir_ = nullptr;
 std::vector<std::string> Cluster::addresses_;
 std::string Cluster::skip_reason_;
+
+// Only the job's processes get in: while a job of hosts 0 and 1 trains, a
+// process on host 3 with the job's addresses and ports, once with no key
+// and once with a key of its own, tries to pull, push, stop a server and
+// write the rendezvous store. Nothing is answered, every port greets with
+// CURVE, no listener of the job is on a wildcard address, the keys are in
+// no command line or environment, and the job's result is unchanged.
+TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
+  // Long enough (about 10 s of training) for the probes to run while it trains.
+  const std::string kProbedEpochs = "--num-epochs 200 --eval-every 200";
+  const CommandResult copy = on_host(0, prepare({0, 1}));
+  ASSERT_EQ(copy.exit_code, 0) << copy.out << copy.err;
+  const std::string log = dir() + "/foreign-job.log";
+  BackgroundCommand job(fmt::format("nsenter -t {} -m -n -- /bin/sh -c {}", first_line(host_dir(0) + "/sshd.pid"),
+                                    quote(launch_line(fmt::format("{} --out out", kProbedEpochs)))),
+                        log);
+  // The job is up, with every listener it opens (servers, the store, Gloo),
+  // once its trainers log training steps.
+  bool training = false;
+  for (int i = 0; i < 600 && !training; ++i) {
+    training = read_file(log).find("Epoch 00000") != std::string::npos;
+    if (!training) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(training) << read_file(log);
+  for (int host : {0, 1}) {
+    // Local addresses (column 4 of `ss -ltnH`): none is a wildcard.
+    const std::string listeners = on_host(host, "ss -ltnH | awk '{print $4}'").out;
+    for (const char* wildcard : {"0.0.0.0:", "[::]:", "*:"})
+      EXPECT_EQ(("\n" + listeners).find("\n" + std::string(wildcard)), std::string::npos)
+          << "host " << host << " listens on a wildcard:\n" << listeners;
+    EXPECT_NE(listeners.find(addresses_[static_cast<size_t>(host)] + ":30051"), std::string::npos) << listeners;
+  }
+  // The secret key, from host 0's key file, appears in no process's command
+  // line or environment (grep reads it from a file, not its arguments).
+  const std::string pattern = dir() + "/secret-pattern";
+  const CommandResult seen = on_host(
+      0, fmt::format("sed -n 's/^secret //p' /dev/shm/tessera-key.* > {0} && [ -s {0} ] && "
+                     "{{ ps -eo args; cat /proc/[0-9]*/environ; }} 2>/dev/null | tr '\\0' '\\n' | grep -cFf {0}",
+                     pattern));
+  EXPECT_EQ(seen.out, "0\n") << "the job's secret key was not found (job over?) or is visible in ps or "
+                                 "/proc/*/environ: "
+                              << seen.out << seen.err;
+  const CommandResult intruder = on_host(
+      3, fmt::format("{} intrude --endpoints tcp://{}:30050,tcp://{}:30051,tcp://{}:30051", TESSERA_DIST_WORKER,
+                     addresses_[0], addresses_[0], addresses_[1]));
+  std::printf("%s", intruder.out.c_str());
+  EXPECT_EQ(intruder.exit_code, 0) << intruder.out << intruder.err;
+  EXPECT_NE(intruder.out.find("intruder: 14 attempts, 14 refused; 0 of 3 ports greet without CURVE"), std::string::npos)
+      << intruder.out << intruder.err;
+  ASSERT_EQ(job.wait(300), 0) << read_file(log);
+  // The log holds stderr too: the record is trainer 0's last JSON line.
+  std::string record;
+  std::istringstream lines(read_file(log));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("[m0/trainer/0] {", 0) == 0) record = line;
+  const nlohmann::json metrics = final_metrics(record);
+  ASSERT_TRUE(metrics.is_object()) << read_file(log);
+  EXPECT_EQ(metrics["trainers"], 2);
+  expect_standalone_accuracy(metrics, "with a foreign host probing", kProbedEpochs);
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
 
 TEST_F(Cluster, CopyThenLaunchSageOnTwoHostsMatchesStandalone) {
   const std::string copy = prepare({0, 1});

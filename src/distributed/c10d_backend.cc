@@ -1,8 +1,7 @@
-// The only file of the runtime that includes libtorch: Rendezvous and
-// Collectives over c10d's TCPStore and ProcessGroupGloo.
+// The only file of the runtime that includes libtorch: Collectives over
+// c10d's ProcessGroupGloo, which meets its peers in the job's Rendezvous.
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -10,97 +9,59 @@
 #include <thread>
 
 #include "distributed/rendezvous.h"
+#include "tessera/distributed/collectives.h"
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
 
-struct Rendezvous::Impl {
-  c10::intrusive_ptr<c10d::TCPStore> store;
-  std::string where;
+namespace {
+
+// Gloo meets its peers through a c10d::Store: this one is the job's own
+// rendezvous store, so Gloo's addresses travel over the secured transport.
+class StoreForGloo : public c10d::Store {
+ public:
+  explicit StoreForGloo(Rendezvous* rendezvous)
+      : c10d::Store(std::chrono::seconds(rendezvous->timeout_s())), rendezvous_(rendezvous) {}
+
+  void set(const std::string& key, const std::vector<uint8_t>& value) override {
+    rendezvous_->set(key, std::string(value.begin(), value.end()));
+  }
+  std::vector<uint8_t> get(const std::string& key) override {
+    const std::string value = rendezvous_->get(key);
+    return std::vector<uint8_t>(value.begin(), value.end());
+  }
+  int64_t add(const std::string& key, int64_t value) override { return rendezvous_->add(key, value); }
+  bool deleteKey(const std::string& key) override { return rendezvous_->remove(key); }
+  bool check(const std::vector<std::string>& keys) override {
+    return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return rendezvous_->check(k); });
+  }
+  int64_t getNumKeys() override { return rendezvous_->num_keys(); }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!check(keys)) {
+      if (std::chrono::steady_clock::now() > deadline)
+        fail_peer("rendezvous store {}: {} key(s) from '{}' on did not appear within {} ms (a trainer did not start)",
+                  rendezvous_->where(), keys.size(), keys.empty() ? "" : keys[0], timeout.count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+ private:
+  Rendezvous* rendezvous_;
 };
+
+}  // namespace
 
 struct Collectives::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
 };
 
-Rendezvous::Rendezvous(const std::string& addr, int port, bool host, int timeout_s)
-    : impl_(std::make_unique<Impl>()), timeout_s_(timeout_s) {
-  impl_->where = addr + ":" + std::to_string(port);
-  c10d::TCPStoreOptions options;
-  options.port = static_cast<uint16_t>(port);
-  options.isServer = host;
-  options.waitWorkers = false;
-  options.timeout = std::chrono::seconds(timeout_s);
-  try {
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(addr, options);
-  } catch (const std::exception& e) {
-    if (host)
-      fail("cannot host the rendezvous store on {} (machine 0's base port): {}", impl_->where, describe(e));
-    fail("cannot reach the rendezvous store at {} within {} s (is machine 0's main server running?): {}",
-         impl_->where, timeout_s, describe(e));
-  }
-}
-
-Rendezvous::~Rendezvous() = default;
-
-void Rendezvous::set(const std::string& key, const std::string& value) {
-  try {
-    impl_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
-  } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot set '{}': {}", impl_->where, key, describe(e));
-  }
-}
-
-std::string Rendezvous::get(const std::string& key) {
-  try {
-    const std::vector<uint8_t> v = impl_->store->get(key);
-    return std::string(v.begin(), v.end());
-  } catch (const std::exception& e) {
-    fail("rendezvous store {}: no value for '{}' within {} s: {}", impl_->where, key, timeout_s_,
-         describe(e));
-  }
-}
-
-bool Rendezvous::check(const std::string& key) {
-  try {
-    return impl_->store->check({key});
-  } catch (const std::exception& e) {
-    fail("rendezvous store {}: {}", impl_->where, describe(e));
-  }
-}
-
-int64_t Rendezvous::add(const std::string& key, int64_t delta) {
-  try {
-    return impl_->store->add(key, delta);
-  } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot add to '{}': {}", impl_->where, key, describe(e));
-  }
-}
-
-void Rendezvous::remove(const std::string& key) {
-  try {
-    impl_->store->deleteKey(key);
-  } catch (const std::exception& e) {
-    fail("rendezvous store {}: cannot delete '{}': {}", impl_->where, key, describe(e));
-  }
-}
-
-void Rendezvous::wait_count(const std::string& key, int64_t target) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
-  int64_t now = 0;
-  while ((now = add(key, 0)) < target) {
-    if (std::chrono::steady_clock::now() > deadline)
-      fail("rendezvous store {}: '{}' reached {} of {} within {} s (a peer did not start)", impl_->where, key, now,
-           target, timeout_s_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 Collectives::Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
                          int timeout_s)
     : impl_(std::make_unique<Impl>()), rank_(rank), size_(size) {
   if (size <= 1) return;
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store->impl().store);
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, c10::make_intrusive<StoreForGloo>(store));
   auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(timeout_s));
   try {
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(my_ip));

@@ -170,6 +170,7 @@ JobEnv job_env_from_cluster_manager() {
   else env.trainer_id = p.local_rank - servers_here;
   env.master_addr = machines[0].ip;
   env.master_port = optional_int("TESSERA_MASTER_PORT", machines[0].store_port(), 1, 65535);
+  read_security_variables(&env);
   return env;
 }
 

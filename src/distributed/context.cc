@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "tessera/distributed/ip_config.h"
+#include "distributed/job_security.h"
 #include "distributed/rendezvous.h"
 #include "distributed/server.h"
 #include "net/transport.h"
@@ -104,7 +105,8 @@ void Context::join_job() {
          env_.part_config, config_.num_parts, env_.ip_config, machines.size(), env_.num_machines,
          env_.server_machines());
   book_ = PartitionBook(config_);
-  rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s);
+  security_ = std::make_shared<const net::Security>(job_security(env_));
+  rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s, *security_);
   // Servers first: their addresses are in the store once they listen.
   const int total_servers = env_.server_machines() * env_.num_servers;
   rendezvous_->wait_count("servers_up", total_servers);
@@ -116,7 +118,7 @@ void Context::join_job() {
       addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
     }
   addresses_ = addresses;
-  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS);
+  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS, *security_);
   if (env_.holds_partition(env_.machine_id)) {
     local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
     const std::string segment_prefix = rendezvous_->get(segment_prefix_key(env_.machine_id));
@@ -144,7 +146,7 @@ net::Client& Context::client() {
 
 std::unique_ptr<net::Client> Context::connect() const {
   if (standalone()) return nullptr;
-  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS);
+  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS, *security_);
 }
 
 int Context::server_for(int part, size_t k) const {

@@ -29,6 +29,19 @@ int require_int(const char* name, int min, int max) {
 
 }  // namespace
 
+void read_security_variables(JobEnv* env) {
+  const char* key_file = get("TESSERA_KEY_FILE");
+  if (key_file == nullptr)
+    fail("environment variable TESSERA_KEY_FILE is not set: a job's processes need its key file (`tessera launch` "
+         "makes one; for srun / mpirun, make one with `tessera keygen FILE` and export TESSERA_KEY_FILE=FILE)");
+  env->key_file = key_file;
+  if (const char* insecure = get("TESSERA_INSECURE")) {
+    const std::string value = insecure;
+    if (value != "0" && value != "1") fail("environment variable TESSERA_INSECURE={} is not 0 or 1", value);
+    env->insecure = value == "1";
+  }
+}
+
 std::string role_name(Role role) {
   switch (role) {
     case Role::kServer: return "server";
@@ -111,6 +124,7 @@ JobEnv JobEnv::from_environment() {
   env.master_addr = require("TESSERA_MASTER_ADDR");
   env.master_port = require_int("TESSERA_MASTER_PORT", 1, 65535);
   if (get("TESSERA_TIMEOUT_S")) env.timeout_s = require_int("TESSERA_TIMEOUT_S", 1, 86400);
+  read_security_variables(&env);
   return env;
 }
 
@@ -129,6 +143,8 @@ std::vector<std::pair<std::string, std::string>> JobEnv::to_environment() const 
       {"TESSERA_MASTER_PORT", std::to_string(master_port)},
       {"TESSERA_TIMEOUT_S", std::to_string(timeout_s)},
   };
+  if (!key_file.empty()) vars.emplace_back("TESSERA_KEY_FILE", key_file);
+  if (insecure) vars.emplace_back("TESSERA_INSECURE", "1");
   if (num_server_machines > 0 && num_server_machines < num_machines)
     vars.emplace_back("TESSERA_NUM_SERVER_MACHINES", std::to_string(num_server_machines));
   if (!trainers_per_machine.empty()) {

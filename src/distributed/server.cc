@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "tessera/distributed/ip_config.h"
+#include "distributed/job_security.h"
 #include "distributed/rendezvous.h"
 #include "distributed/services.h"
 #include "distributed/tensor_registry.h"
@@ -83,7 +84,8 @@ PartitionServer::PartitionServer(const JobEnv& env)
   const MachineAddress& me = machines[env.machine_id];
   const bool main = env.server_id == 0;
   const bool host = main && env.machine_id == 0;
-  rendezvous_ = std::make_unique<Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s);
+  const net::Security security = job_security(env);
+  rendezvous_ = std::make_unique<Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s, security);
 
   const std::string main_key = segment_prefix_key(env.machine_id);
   if (main) {
@@ -93,7 +95,7 @@ PartitionServer::PartitionServer(const JobEnv& env)
     owned_segments_.names.push_back(locks_memory_.name());
   }
   const std::string endpoint = fmt::format("tcp://{}:{}", me.ip, me.server_port(env.server_id));
-  socket_ = std::make_unique<net::ServerSocket>(endpoint, who_);
+  socket_ = std::make_unique<net::ServerSocket>(endpoint, who_, security);
   partition_ = std::make_unique<store::PartitionStore>(config_, book_, env.machine_id);
   if (main) {
     rendezvous_->set(main_key, segment_prefix_);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "job_plan.h"
 #include "tessera/store/shared_memory.h"
 #include "tessera/base/error.h"
 
@@ -46,6 +47,7 @@ bool read_pid(int fd, pid_t* pid) {
     ::usleep(10000);
   }
   store::remove_job_segments(job_id);
+  ::unlink(local_key_file(job_id).c_str());
   ::_exit(0);
 }
 

@@ -9,6 +9,7 @@
 //   num_samplers: 0                    # per trainer
 //   timeout: 60
 //   run_dir: runs/sage                 # as launch --run-dir
+//   insecure: false                    # as launch --insecure
 //   extra_envs: {OMP_NUM_THREADS: 1}
 //   ssh: {port: 22, username: me, key: ~/.ssh/id_ed25519, connect_timeout: 5, options: [Key=Value]}
 //   hosts:                             # required; machine i = hosts[i]
@@ -78,6 +79,7 @@ class JobReader {
   template <typename T>
   static const char* kind() {
     if constexpr (std::is_same_v<T, int>) return "an integer";
+    else if constexpr (std::is_same_v<T, bool>) return "true or false";
     else if constexpr (std::is_same_v<T, std::string>) return "a string";
     else return "a list of strings";
   }
@@ -115,7 +117,7 @@ class TempDirectory {
 
 }  // namespace
 
-int run_launch_job(const std::string& job_file) {
+LaunchOptions read_launch_job(const std::string& job_file, std::string* ip_config_name) {
   YAML::Node job;
   try {
     job = YAML::LoadFile(job_file);
@@ -126,19 +128,20 @@ int run_launch_job(const std::string& job_file) {
   }
   const JobReader r(job_file);
   r.only(job, {"command", "part_config", "workspace", "ip_config", "num_servers", "num_samplers", "timeout",
-               "extra_envs", "ssh", "hosts", "run_dir"},
+               "extra_envs", "ssh", "hosts", "run_dir", "insecure"},
          "");
   LaunchOptions o;
   o.job_file = job_file;
   o.command = r.require<std::string>(job, "command", "");
   o.part_config = r.require<std::string>(job, "part_config", "");
   o.workspace = r.get<std::string>(job, "workspace", "", ".");
-  const std::string ip_config_name = r.get<std::string>(job, "ip_config", "", "ip_config.txt");
-  if (ip_config_name.find('/') != std::string::npos) fail("{}: ip_config is a file name, not a path: {}", job_file, ip_config_name);
+  *ip_config_name = r.get<std::string>(job, "ip_config", "", "ip_config.txt");
+  if (ip_config_name->find('/') != std::string::npos) fail("{}: ip_config is a file name, not a path: {}", job_file, *ip_config_name);
   o.num_servers = r.get<int>(job, "num_servers", "", 1);
   o.num_samplers = r.get<int>(job, "num_samplers", "", 0);
   o.timeout_s = r.get<int>(job, "timeout", "", o.timeout_s);
   o.run_dir = r.get<std::string>(job, "run_dir", "", "");
+  o.insecure = r.get<bool>(job, "insecure", "", false);
   if (const YAML::Node envs = job["extra_envs"]) {
     if (!envs.IsMap()) fail("{}:{}: extra_envs should map names to values", job_file, envs.Mark().line + 1);
     std::string group;
@@ -174,10 +177,16 @@ int run_launch_job(const std::string& job_file) {
     o.ssh_by_host[host] = ssh;
   }
   for (std::string& w : o.machine_workspaces) w = fs::absolute(w).lexically_normal().string();
+  o.ip_config_text = ip_config;
+  return o;
+}
+
+int run_launch_job(const std::string& job_file) {
+  std::string ip_config_name;
+  LaunchOptions o = read_launch_job(job_file, &ip_config_name);
   const TempDirectory dir;
   o.ip_config = dir.path() + "/" + ip_config_name;
-  std::ofstream(o.ip_config) << ip_config;
-  o.ip_config_text = ip_config;
+  std::ofstream(o.ip_config) << o.ip_config_text;
   return run_launch(o);
 }
 

@@ -68,6 +68,8 @@ std::vector<std::string> job_variable_names() {
     env.trainers_per_machine = {1};  // so that its variables are listed too
     env.num_machines = 2;
     env.num_server_machines = 1;
+    env.key_file = "set";
+    env.insecure = true;
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
   for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TESSERA_RUN_DIR"})
@@ -164,6 +166,12 @@ std::string machine_part_config(const JobPlan& plan, size_t machine) {
   return (fs::path(plan.workspaces[machine]) / plan.part_config).lexically_normal().string();
 }
 
+std::string local_key_file(const std::string& job_id) {
+  // tmpfs, never a disk. Not named like the job's shared-memory segments:
+  // it is no segment; the launcher and its guardian remove it by name.
+  return "/dev/shm/tessera-key." + job_id;
+}
+
 std::string new_job_id() {
   std::random_device device;
   return fmt::format("j{}-{:06x}", ::getpid(), device() & 0xffffff);
@@ -253,6 +261,8 @@ JobPlan plan_job(const LaunchOptions& o) {
   const TorchRendezvous torch_store = torch_rendezvous(plan, trainers, master_port);
 
   plan.job_id = new_job_id();
+  plan.keys = net::generate_job_keys();
+  plan.key_file = local_key_file(plan.job_id);
   JobEnv env;
   env.job_id = plan.job_id;
   env.num_machines = static_cast<int>(plan.machines.size());
@@ -266,6 +276,7 @@ JobPlan plan_job(const LaunchOptions& o) {
   env.master_addr = plan.machines[0].ip;
   env.master_port = master_port;
   env.timeout_s = o.timeout_s;
+  env.insecure = o.insecure;
   // Servers first: trainers connect to them.
   for (Role role : {Role::kServer, Role::kTrainer})
     for (int m = 0; m < env.num_machines; ++m)
@@ -280,6 +291,8 @@ JobPlan plan_job(const LaunchOptions& o) {
         env.part_config = machine_part_config(plan, static_cast<size_t>(m));
         if (!plan.machine_is_local[m])
           env.ip_config = (fs::path(plan.workspaces[m]) / fs::path(plan.ip_config).filename()).string();
+        // A remote host's wrapper writes its own key file (ssh_spawner.cc).
+        env.key_file = plan.machine_is_local[m] ? plan.key_file : "";
         EnvVars vars = env.to_environment();
         if (role == Role::kTrainer) {
           // torch.distributed's env:// rendezvous, as DGL's launcher sets it:

@@ -9,11 +9,16 @@
 #include "supervisor.h"
 #include "tessera/distributed/ip_config.h"
 #include "launch/launch.h"
+#include "net/security.h"
 
 namespace tessera::launch {
 
 struct JobPlan {
   std::string job_id;
+  // The job's keys (net/security.h): written by the launcher to key_file for
+  // this host's processes; remote hosts get them over ssh's stdin.
+  net::JobKeys keys;
+  std::string key_file;
   std::string workspace;    // absolute; the launcher's
   std::vector<std::string> workspaces;  // by machine, absolute
   std::string ip_config;    // absolute
@@ -33,6 +38,10 @@ JobPlan plan_job(const LaunchOptions& options);
 
 // Absolute path of the partition config on a machine.
 std::string machine_part_config(const JobPlan& plan, size_t machine);
+
+// Where the launcher writes the job's key file for this host's processes;
+// a remote host's wrapper writes its own at this path plus ".<its pid>".
+std::string local_key_file(const std::string& job_id);
 
 // Letters, digits and '-' only, unique per launch: "j<pid>-<6 hex digits>".
 std::string new_job_id();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "guardian.h"
+#include "net/security.h"
 #include "job_plan.h"
 #include "line_relay.h"
 #include "remote_hosts.h"
@@ -37,6 +38,7 @@ std::string counts(const std::vector<int>& per_machine) {
 
 // This host's leftovers, then the remote hosts'.
 void clean_up(const JobPlan& plan) {
+  ::unlink(plan.key_file.c_str());
   remove_segments(plan.job_id);
   for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id))
     write_all(STDERR_FILENO, fmt::format("launch: could not reach {} to check it for leftovers of job {}\n", host,
@@ -49,6 +51,7 @@ int run_launch(const LaunchOptions& options) {
   const JobPlan plan = plan_job(options);
   check_remote_hosts(plan.remote_hosts, options.command);
   store::remove_stale_segments();  // crashed jobs' leftovers
+  net::write_key_file(plan.key_file, plan.keys);
   const int clients = static_cast<int>(plan.machines.size()) - plan.num_server_machines;
   write_all(STDERR_FILENO,
             fmt::format("launch: job {}: {} machines{}, {} servers and {} trainers each, {} samplers per trainer, "
@@ -60,7 +63,7 @@ int run_launch(const LaunchOptions& options) {
   auto local = make_local_spawner();
   std::map<std::string, SshOptions> ssh;
   for (const RemoteHost& h : plan.remote_hosts) ssh.emplace(h.host, h.ssh);
-  auto hosts = make_host_spawner(*local, ssh, plan.job_id);
+  auto hosts = make_host_spawner(*local, ssh, plan.job_id, net::key_file_text(plan.keys));
   Guardian guardian(plan.job_id);  // before the first process starts
   GuardedSpawner spawner(*hosts, guardian);
   SupervisorOptions supervise;

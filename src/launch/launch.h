@@ -38,6 +38,9 @@ struct LaunchOptions {
   std::vector<std::string> extra_envs;  // each "A=1 B=2"
   int master_port = 0;                  // 0: machine 0's base port
   int timeout_s = 60;                   // TESSERA_TIMEOUT_S for the processes
+  // Authenticate the job's connections but do not encrypt them (PLAIN
+  // instead of CURVE, net/security.h): for trusted networks.
+  bool insecure = false;
   double grace_s = 3;       // how long the others may finish after a failure
   double server_wait_s = 30;  // how long servers may take to exit after the trainers
   std::string command;      // run with /bin/sh -c in the workspace
@@ -65,6 +68,12 @@ int run_launch(const LaunchOptions& options);
 // instead of an ip_config and flags (format in job_file.cc). The ip_config
 // is generated from the hosts and written to every remote workspace.
 int run_launch_job(const std::string& job_file);
+
+// The reading half of run_launch_job: the job file's options, checked, with
+// the generated ip_config in ip_config_text (`ip_config` is left empty) and
+// the file name it gets in *ip_config_name. Throws tessera::Error naming the
+// file and line.
+LaunchOptions read_launch_job(const std::string& job_file, std::string* ip_config_name);
 
 // `tessera copy` (DGL's tools/copy_files.py): puts on machine i of an
 // ip_config what its processes read, and nothing more: partition i's arrays

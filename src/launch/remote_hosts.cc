@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "job_plan.h"
 #include "parallel_commands.h"
 #include "ssh.h"
 #include "tessera/base/error.h"
@@ -98,8 +99,8 @@ std::vector<std::string> sweep_remote_hosts(const std::vector<RemoteHost>& hosts
       "for e in /proc/[0-9]*/environ; do "
       "tr '\\0' '\\n' <$e 2>/dev/null | grep -qx 'TESSERA_JOB_ID={0}' || continue; "
       "p=${{e#/proc/}}; kill -9 ${{p%/environ}} 2>/dev/null; done; "
-      "rm -f /dev/shm/tessera.{0}.*",
-      job_id);
+      "rm -f /dev/shm/tessera.{0}.* {1}*",
+      job_id, local_key_file(job_id));
   std::vector<std::string> lines;
   for (const RemoteHost& h : hosts) lines.push_back(ssh_command_line(h.host, h.ssh, script));
   const std::vector<CommandOutcome> outcomes = run_in_parallel(lines, answer_timeout_s(hosts));

@@ -56,8 +56,9 @@ std::unique_ptr<Spawner> make_local_spawner();
 
 // Starts specs with `remote` set over ssh (through `local`, which must outlive
 // it) and the others with `local` directly; `ssh` says how to reach each
-// remote host.
+// remote host; `key_text` (the job's key file) goes to each remote
+// process's stdin first.
 std::unique_ptr<Spawner> make_host_spawner(Spawner& local, std::map<std::string, SshOptions> ssh,
-                                           const std::string& job_id);
+                                           const std::string& job_id, const std::string& key_text);
 
 }  // namespace tessera::launch

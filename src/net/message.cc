@@ -45,7 +45,7 @@ Header decode_header(const void* data, size_t bytes, size_t payload_frames) {
   if (h.magic != kMagic) throw ProtocolError(fmt::format("bad magic 0x{:08x} (not a Tessera message)", h.magic));
   if (h.version != kVersion)
     throw ProtocolError(fmt::format("protocol version {} (this build speaks {})", h.version, kVersion));
-  if (h.type < static_cast<uint16_t>(MessageType::kReply) || h.type > static_cast<uint16_t>(MessageType::kSample))
+  if (h.type < static_cast<uint16_t>(MessageType::kReply) || h.type > static_cast<uint16_t>(kLastMessageType))
     throw ProtocolError(fmt::format("unknown message type {}", h.type));
   if (strnlen(h.name, kMaxNameBytes) == kMaxNameBytes) throw ProtocolError("tensor name is not terminated");
   if (h.dtype > static_cast<uint8_t>(DType::kBool)) throw ProtocolError(fmt::format("unknown dtype {}", h.dtype));

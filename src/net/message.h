@@ -31,7 +31,15 @@ enum class MessageType : uint16_t {
   kFindEdges = 8,    // frames: edge ids -> reply: source ids, destination ids (int64)
   kShutdown = 9,
   kSample = 10,      // frames: seeds, fanout spec (int64) -> reply: counts, sources, edge IDs
+  // The rendezvous store (machine 0's main server, at the master port):
+  kStoreSet = 11,     // frames: key, value
+  kStoreGet = 12,     // frames: key -> reply: iarg 1 and the value, or iarg 0 (no such key yet)
+  kStoreAdd = 13,     // frames: key; iarg = delta -> reply: iarg = the new count
+  kStoreCheck = 14,   // frames: key -> reply: iarg 1 if it is set
+  kStoreDelete = 15,  // frames: key -> reply: iarg 1 if it was set
+  kStoreCount = 16,   // -> reply: iarg = number of keys
 };
+constexpr MessageType kLastMessageType = MessageType::kStoreCount;
 
 
 #pragma pack(push, 1)

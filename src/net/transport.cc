@@ -20,8 +20,27 @@ namespace {
 // (covers hosts that vanish without closing their connections).
 constexpr int kHeartbeatIntervalMs = 1000;
 constexpr int kHeartbeatTimeoutMs = 5000;
-// Largest frame a server accepts; a bigger one drops the connection.
-constexpr int64_t kMaxFrameBytes = int64_t{2} << 30;
+
+// Monitor events after which a server is lost to this client. A refused or
+// dropped connection attempt is not among them: libzmq retries it, so a
+// server may start after its clients.
+constexpr int kFatalEvents = ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+std::string why_dead(const std::vector<zmq::message_t>& event) {
+  uint16_t id = 0;
+  if (!event.empty() && event[0].size() >= sizeof id) std::memcpy(&id, event[0].data(), sizeof id);
+  switch (id) {
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return "refused this process's key: it is not the job's (check TESSERA_KEY_FILE)";
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      return "failed the security handshake (a server of another job on this port, or --insecure on one side "
+             "only?)";
+    default:
+      return "died: its connection closed (see that server's log for why)";
+  }
+}
 
 template <typename T>
 void free_owned(void* /*data*/, void* hint) { delete static_cast<T*>(hint); }
@@ -71,10 +90,11 @@ Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape) 
 
 // ---------------------------------------------------------------- server
 
-ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who)
+ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who, const Security& security)
     : socket_(zmq_context(), zmq::socket_type::router), who_(who) {
   configure(socket_);
-  socket_.set(zmq::sockopt::maxmsgsize, kMaxFrameBytes);
+  socket_.set(zmq::sockopt::maxmsgsize, 2 * kMaxRequestBytes);
+  secure_server(socket_, security, who);
   try {
     socket_.bind(endpoint);
   } catch (const zmq::error_t& e) {
@@ -88,6 +108,14 @@ ServerSocket::~ServerSocket() = default;
 bool ServerSocket::receive(Request* request, int timeout_ms) {
   zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
   while (true) {
+    drain();
+    if (!queued_.empty()) {
+      *request = std::move(queued_.front());
+      queued_.pop_front();
+      const auto client = queued_per_client_.find(request->identity.to_string());
+      if (--client->second == 0) queued_per_client_.erase(client);
+      return true;
+    }
     try {
       if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return false;
     } catch (const zmq::error_t& e) {
@@ -96,23 +124,60 @@ bool ServerSocket::receive(Request* request, int timeout_ms) {
       if (e.num() == EINTR) return false;
       throw;
     }
-    std::vector<zmq::message_t> parts;
-    if (!zmq::recv_multipart(socket_, std::back_inserter(parts), zmq::recv_flags::dontwait)) return false;
-    // ROUTER prepends the identity; a DEALER adds no empty delimiter.
-    request->identity = std::move(parts[0]);
-    request->frames.clear();
-    try {
-      if (parts.size() < 2) throw ProtocolError("message has no header frame");
-      request->header = decode_header(parts[1].data(), parts[1].size(), parts.size() - 2);
-      for (size_t i = 2; i < parts.size(); ++i) request->frames.push_back(std::move(parts[i]));
-      return true;
-    } catch (const ProtocolError& e) {
-      ++malformed_;
-      request->header = Header{};
-      if (parts.size() >= 2 && parts[1].size() >= 16) std::memcpy(&request->header.request_id, parts[1].data<char>() + 8, 8);
-      reply_error(*request, fmt::format("{}: malformed request: {}", who_, e.what()));
-    }
   }
+}
+
+void ServerSocket::drain() {
+  // Bounded, so that a flood of requests cannot keep the server from serving.
+  for (int n = 0; n < kMaxQueuedPerClient; ++n) {
+    Request request;
+    if (!read_one(&request)) return;
+    if (request.header.type == 0) continue;  // malformed: already answered
+    int& queued = queued_per_client_[request.identity.to_string()];
+    if (queued >= kMaxQueuedPerClient) {
+      reply_error(request, fmt::format("{}: refused: {} requests of this client are already waiting", who_, queued));
+      continue;
+    }
+    ++queued;
+    queued_.push_back(std::move(request));
+  }
+}
+
+bool ServerSocket::read_one(Request* request) {
+  zmq::message_t identity;
+  if (!socket_.recv(identity, zmq::recv_flags::dontwait)) return false;
+  // The rest of a multipart message has arrived with its first part. Keep at
+  // most what a valid request has; count the rest and let it go.
+  std::vector<zmq::message_t> parts;
+  size_t count = 0;
+  int64_t bytes = 0;
+  for (bool more = identity.more(); more;) {
+    zmq::message_t part;
+    (void)socket_.recv(part, zmq::recv_flags::none);
+    more = part.more();
+    ++count;
+    bytes += static_cast<int64_t>(part.size());
+    if (parts.size() < 1 + kMaxFrames) parts.push_back(std::move(part));
+  }
+  request->identity = std::move(identity);
+  request->frames.clear();
+  try {
+    // ROUTER prepends the identity; a DEALER adds no empty delimiter.
+    if (count == 0) throw ProtocolError("message has no header frame");
+    if (count - 1 > kMaxFrames)
+      throw ProtocolError(fmt::format("{} payload frames; at most {} are accepted", count - 1, kMaxFrames));
+    if (bytes > kMaxRequestBytes)
+      throw ProtocolError(fmt::format("{} bytes; at most {} are accepted", bytes, kMaxRequestBytes));
+    request->header = decode_header(parts[0].data(), parts[0].size(), count - 1);
+    for (size_t i = 1; i < parts.size(); ++i) request->frames.push_back(std::move(parts[i]));
+  } catch (const ProtocolError& e) {
+    ++malformed_;
+    request->header = Header{};
+    if (!parts.empty() && parts[0].size() >= 16) std::memcpy(&request->header.request_id, parts[0].data<char>() + 8, 8);
+    reply_error(*request, fmt::format("{}: malformed request: {}", who_, e.what()));
+    request->header.type = 0;
+  }
+  return true;
 }
 
 void ServerSocket::reply(Request& request, Header header, std::vector<zmq::message_t> frames) {
@@ -135,17 +200,19 @@ void ServerSocket::reply_error(Request& request, const std::string& text) {
 
 // ---------------------------------------------------------------- client
 
-Client::Client(std::vector<ServerAddress> servers, int request_timeout_s)
-    : servers_(std::move(servers)), dead_(servers_.size(), false), request_timeout_s_(request_timeout_s) {
+Client::Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security)
+    : servers_(std::move(servers)), dead_(servers_.size()), request_timeout_s_(request_timeout_s) {
   static int instance = 0;
   ++instance;
   for (size_t i = 0; i < servers_.size(); ++i) {
     zmq::socket_t socket(zmq_context(), zmq::socket_type::dealer);
     configure(socket);
-    // Watch the connection: a server process that dies closes it at once.
+    secure_client(socket, security);
+    // Watch the connection: a server process that dies closes it at once; a
+    // server that refuses this process's key fails the handshake.
     const std::string monitor_endpoint = fmt::format("inproc://tessera-monitor-{}-{}-{}", ::getpid(), instance, i);
     if (zmq_socket_monitor(static_cast<void*>(socket), monitor_endpoint.c_str(),
-                           ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED) != 0)
+                           kFatalEvents) != 0)
       fail("cannot monitor the connection to {}: {}", servers_[i].label, zmq_strerror(zmq_errno()));
     zmq::socket_t monitor(zmq_context(), zmq::socket_type::pair);
     monitor.set(zmq::sockopt::linger, 0);
@@ -165,9 +232,8 @@ Client::~Client() {
 }
 
 void Client::check_alive(int server) const {
-  if (dead_[server])
-    fail_peer("server {} ({}) died: its connection closed (see that server's log for why)", servers_[server].label,
-         servers_[server].endpoint);
+  if (!dead_[server].empty())
+    fail_peer("server {} ({}) {}", servers_[server].label, servers_[server].endpoint, dead_[server]);
 }
 
 uint64_t Client::send(int server, Header header, std::vector<zmq::message_t> frames) {
@@ -193,7 +259,7 @@ void Client::poll_once(int timeout_ms) {
     if (items[n + i].revents & ZMQ_POLLIN) {
       std::vector<zmq::message_t> event;
       (void)zmq::recv_multipart(monitors_[i], std::back_inserter(event), zmq::recv_flags::dontwait);
-      dead_[i] = true;
+      dead_[i] = why_dead(event);
     }
     if (!(items[i].revents & ZMQ_POLLIN)) continue;
     while (true) {
@@ -252,7 +318,7 @@ void Client::shutdown_servers() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(request_timeout_s_);
   for (uint64_t id : ids) {
     const int server = pending_.at(id);
-    while (arrived_.count(id) == 0 && !dead_[server]) {
+    while (arrived_.count(id) == 0 && dead_[server].empty()) {
       if (std::chrono::steady_clock::now() > deadline)
         fail_peer("server {} ({}) did not acknowledge the shutdown within {} s", servers_[server].label,
                   servers_[server].endpoint, request_timeout_s_);

@@ -3,9 +3,18 @@
 // servers go out together and their replies are awaited together. Payload
 // frames are handed to ZeroMQ without copies; a client notices a server whose
 // connection dropped (process died, host gone) and fails fast with its name.
+// Every socket is secured (net/security.h): CURVE, or PLAIN under --insecure.
+//
+// What one client may ask of a server is bounded, so that a bad or hostile
+// peer cannot exhaust it: a request over kMaxRequestBytes or with more than
+// kMaxFrames payload frames, or beyond kMaxQueuedPerClient of the client's
+// requests waiting to be served, gets an error reply and is dropped; the
+// server goes on serving. (A single frame over twice kMaxRequestBytes is cut
+// off by libzmq itself, which closes that connection.)
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,8 +25,12 @@
 
 #include "tessera/base/array.h"
 #include "net/message.h"
+#include "net/security.h"
 
 namespace tessera::net {
+
+constexpr int64_t kMaxRequestBytes = int64_t{1} << 30;
+constexpr int kMaxQueuedPerClient = 1024;
 
 // One process-wide ZeroMQ context.
 zmq::context_t& zmq_context();
@@ -42,7 +55,7 @@ struct Request {
 class ServerSocket {
  public:
   // Binds `endpoint` ("tcp://IP:PORT"); `who` names the process in errors.
-  ServerSocket(const std::string& endpoint, const std::string& who);
+  ServerSocket(const std::string& endpoint, const std::string& who, const Security& security);
   ~ServerSocket();
 
   // Waits up to `timeout_ms` for a well-formed request. Malformed messages
@@ -54,9 +67,16 @@ class ServerSocket {
   uint64_t malformed_count() const { return malformed_; }
 
  private:
+  // Moves the requests waiting in the socket into queued_, refusing those
+  // over the limits above.
+  void drain();
+  bool read_one(Request* request);
+
   zmq::socket_t socket_;
   std::string who_;
   uint64_t malformed_ = 0;
+  std::deque<Request> queued_;
+  std::map<std::string, int> queued_per_client_;  // by routing id
 };
 
 struct ServerAddress {
@@ -72,7 +92,9 @@ struct Reply {
 class Client {
  public:
   // `request_timeout_s`: longest wait for one reply from a live server.
-  Client(std::vector<ServerAddress> servers, int request_timeout_s);
+  // Servers may start after the client: a connection refused is retried;
+  // one that closes after its handshake, or a handshake refused, is fatal.
+  Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -96,7 +118,7 @@ class Client {
   std::vector<ServerAddress> servers_;
   std::vector<zmq::socket_t> sockets_;
   std::vector<zmq::socket_t> monitors_;
-  std::vector<bool> dead_;
+  std::vector<std::string> dead_;  // why each server is gone; empty: alive
   std::map<uint64_t, int> pending_;  // request id -> server
   std::map<uint64_t, Reply> arrived_;
   uint64_t next_id_ = 1;

@@ -19,6 +19,7 @@ void add_inspect_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
 void add_copy_command(CLI::App& app);
+void add_keygen_command(CLI::App& app);
 // --ssh-port, --ssh-username, --ssh-key, --ssh-option (launch and copy).
 void add_ssh_flags(CLI::App* cmd, launch::SshOptions& ssh);
 // --server-hosts / --client-hosts (server-client mode), shared by launch and copy.

@@ -63,6 +63,9 @@ void add_launch_command(CLI::App& app) {
                   "and the launcher records each process's host, role, exit code, duration and peak memory in "
                   "launch.json, for tessera report");
   cmd->add_option("--timeout", o->timeout_s, "seconds processes wait for their peers (TESSERA_TIMEOUT_S, default 60)");
+  cmd->add_flag("--insecure", o->insecure,
+               "authenticate the job's connections but do not encrypt them (trusted networks only; the default is "
+               "CURVE encryption with a key pair made for the job)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
   add_ssh_flags(cmd, o->ssh);
   add_host_role_flags(cmd, o->server_hosts, o->client_hosts);

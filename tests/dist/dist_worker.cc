@@ -8,6 +8,7 @@
 //   dist_worker garbage                                             (bad messages)
 //   dist_worker sample    --data DIR --out DIR [--part-config F]   (sampling, sample_scenario.cc)
 //   dist_worker hetero-sample --data DIR [--part-config F]  (per-edge-type sampling, hetero_sample_scenario.cc)
+//   dist_worker intrude --endpoints tcp://IP:PORT,...       (a foreign process, intrude_scenario.cc)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "scenarios.h"
+#include "distributed/job_security.h"
 #include "net/transport.h"
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_embedding.h"
@@ -399,9 +401,30 @@ int run_garbage(const std::map<std::string, std::string>&) {
     ::usleep(50 * 1000);
     ::close(fd);
   }
-  // 2. Well-framed ZeroMQ messages with bad contents: each gets an error reply.
+  // 2. Clients without the job's key: one with no security (ZeroMQ's NULL
+  // mechanism), one with a key pair of its own that knows the server's
+  // public key. Neither gets an answer.
+  const tessera::net::Security job = tessera::distributed::job_security(ctx->env());
+  for (const bool own_key : {false, true}) {
+    zmq::socket_t intruder(tessera::net::zmq_context(), zmq::socket_type::dealer);
+    intruder.set(zmq::sockopt::linger, 0);
+    if (own_key) {
+      const tessera::net::JobKeys own = tessera::net::generate_job_keys();
+      intruder.set(zmq::sockopt::curve_serverkey, job.keys.public_key);
+      intruder.set(zmq::sockopt::curve_publickey, own.public_key);
+      intruder.set(zmq::sockopt::curve_secretkey, own.secret_key);
+    }
+    intruder.connect(server.endpoint);
+    tessera::net::Header h = tessera::net::make_header(tessera::net::MessageType::kShutdown, 9, "");
+    (void)intruder.send(zmq::buffer(&h, sizeof h), zmq::send_flags::dontwait);
+    zmq::pollitem_t item{static_cast<void*>(intruder), 0, ZMQ_POLLIN, 0};
+    EXPECT_OR_FAIL(zmq::poll(&item, 1, std::chrono::milliseconds(1500)) == 0, "a client without the job's key got an answer");
+    fmt::print("client without the job's key got no answer ({})\n", own_key ? "another key" : "no key");
+  }
+  // 3. Well-framed ZeroMQ messages with bad contents: each gets an error reply.
   zmq::socket_t dealer(tessera::net::zmq_context(), zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
+  tessera::net::secure_client(dealer, job);
   dealer.connect(server.endpoint);
   auto expect_error = [&](std::vector<zmq::message_t> parts, const char* needle) {
     zmq::send_multipart(dealer, parts);
@@ -456,7 +479,15 @@ int run_garbage(const std::map<std::string, std::string>&) {
     parts.emplace_back(0);
     expect_error(std::move(parts), "no tensor named");
   }
-  // 3. The server still serves correct requests.
+  {
+    tessera::net::Header h = tessera::net::make_header(tessera::net::MessageType::kPull, 5, "node/_N/feat");
+    h.num_frames = 20;
+    std::vector<zmq::message_t> parts;
+    parts.emplace_back(&h, sizeof h);
+    for (int i = 0; i < 20; ++i) parts.emplace_back(8);
+    expect_error(std::move(parts), "20 payload frames; at most 8 are accepted");
+  }
+  // 4. The server still serves correct requests.
   std::vector<int64_t> ids(g.num_nodes());
   std::iota(ids.begin(), ids.end(), 0);
   const Array rows = g.ndata("feat").pull(ids);
@@ -470,7 +501,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample|hetero-sample [--flag value ...]\n");
+    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample|hetero-sample|intrude [--flag value ...]\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -487,6 +518,7 @@ int main(int argc, char** argv) {
     if (scenario == "garbage") return run_garbage(flags);
     if (scenario == "sample") return run_sample(flags);
     if (scenario == "hetero-sample") return run_hetero_sample(flags);
+    if (scenario == "intrude") return run_intrude(flags);
     fmt::print(stderr, "unknown scenario {}\n", scenario);
     return 2;
   } catch (const std::exception& e) {

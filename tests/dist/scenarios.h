@@ -23,3 +23,12 @@ int run_sample(const std::map<std::string, std::string>& flags);
 // dist_worker hetero-sample --data DIR (a heterogeneous dataset partitioned
 // with --add-reverse) [--part-config F]
 int run_hetero_sample(const std::map<std::string, std::string>& flags);
+
+// dist_worker intrude --endpoints tcp://IP:PORT,... (a job's servers, the
+// rendezvous store first): what a process without the job's key can do, run
+// from another host while the job trains. For each endpoint: the greeting's
+// security mechanism must be CURVE; with no key and with a key of its own,
+// pulls, pushes, a shutdown and a store write must all go unanswered (and so
+// unexecuted). Prints "intruder: N attempts, N refused" and exits 1 if any
+// was answered.
+int run_intrude(const std::map<std::string, std::string>& flags);

@@ -28,6 +28,7 @@
 namespace tessera::net {
 class Client;
 struct ServerAddress;
+struct Security;
 }  // namespace tessera::net
 namespace tessera::store {
 class RowLocks;
@@ -107,6 +108,7 @@ class Context {
   std::unique_ptr<Collectives> collectives_;
   std::unique_ptr<net::Client> client_;
   std::vector<net::ServerAddress> addresses_;
+  std::shared_ptr<const net::Security> security_;  // the job's keys, for connect()
   std::vector<std::vector<int>> servers_;  // [part][server] -> client index
   std::vector<uint32_t> standalone_locks_;
   store::SharedMemory machine_locks_;  // the servers' locks, on a machine holding a partition

@@ -5,7 +5,8 @@
 // NUM_TRAINERS (on this machine), TRAINERS_PER_MACHINE ("0,2,...", set only when counts differ),
 // NUM_SERVER_MACHINES (machines 0..N-1 hold partitions and run servers, the rest only trainers; unset: all),
 // NUM_SAMPLERS, IP_CONFIG, PART_CONFIG, MASTER_ADDR / MASTER_PORT (the rendezvous store on machine 0) and
-// TIMEOUT_S (seconds to wait for peers, default 60). Without TESSERA_ROLE, a process started by Slurm's srun or
+// TIMEOUT_S (seconds to wait for peers, default 60), KEY_FILE (the job's keys, mode 0600; never the keys themselves)
+// and INSECURE (1: authenticate but do not encrypt). Without TESSERA_ROLE, a process started by Slurm's srun or
 // by mpirun takes its place from the manager's variables when TESSERA_IP_CONFIG is set: machine = node, and
 // each node's first TESSERA_NUM_SERVERS (default 1) local ranks are servers, the rest trainers.
 //
@@ -42,6 +43,8 @@ struct JobEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
   int timeout_s = 60;
+  std::string key_file;  // the job's keys (net/security.h); required by servers and trainers
+  bool insecure = false;  // PLAIN instead of CURVE: authenticated, not encrypted
 
   // Global trainer rank: trainers are numbered machine-major.
   int rank() const;
@@ -67,5 +70,8 @@ std::string role_name(Role role);
 // The job environment of a process started by srun / mpirun, or role
 // kStandalone when none of their variables (or no TESSERA_IP_CONFIG) is set.
 JobEnv job_env_from_cluster_manager();
+
+// Reads TESSERA_KEY_FILE (required) and TESSERA_INSECURE into `env`.
+void read_security_variables(JobEnv* env);
 
 }  // namespace tessera::distributed
