@@ -8,6 +8,7 @@
 #   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
 #       partition, both "machines" on this host: epoch time, mini-batches/s
 #       summed over trainers, the time split, peak RSS per process;
+#   (b') the same with --insecure: the cost of CURVE encryption, beside it;
 #   (c) the same in server-client mode: the 2 trainers on a third machine
 #       that holds no partition.
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
@@ -24,13 +25,13 @@ source bench/rmat_common.sh
 echo "## (a) single-process sampling, 2 sampler threads"
 build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600
 
-# Runs the job on an ip_config and prints its table: run_job TITLE IP_CONFIG TRAINERS LOG
+# Runs the job on an ip_config and prints its table: run_job TITLE IP_CONFIG TRAINERS LOG [LAUNCH FLAGS]
 run_job() {
   echo
   echo "## $1"
   # One intra-op thread per trainer: 2 trainers + 2 servers share 2 cores.
   $bin launch --ip-config "$2" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers "$3" \
-    --num-samplers "${SAMPLERS:-1}" --extra-envs "TESSERA_NUM_THREADS=${THREADS:-1}" \
+    --num-samplers "${SAMPLERS:-1}" --extra-envs "TESSERA_NUM_THREADS=${THREADS:-1}" ${5:-} \
     "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
      --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }
@@ -60,6 +61,9 @@ port=${BENCH_PORT:-34250}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
 run_job "(b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $epochs epochs" \
   "$dir/ip_config.txt" 1 "$dir/sage.log"
+# Encryption's cost: the same job with --insecure (authenticated, in the clear).
+run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted)" \
+  "$dir/ip_config.txt" 1 "$dir/sage_insecure.log" --insecure
 # (c) The same partitions and trainers, placed apart: every row and sample
 # of the trainers now crosses the network (GraphLearn-for-PyTorch's mode).
 printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)) $((port + 20)) \

@@ -398,6 +398,34 @@ TEST_F(DistTest, PartConfigNotMatchingIpConfigIsRefused) {
   EXPECT_EQ(l.out.find("[m0/"), std::string::npos) << "a process started: " << l.out;
 }
 
+// --insecure: PLAIN instead of CURVE. The job runs, and its token still keeps
+// out clients without it (no key, a CURVE key, a wrong token).
+TEST_F(DistTest, InsecureJobStillRefusesClientsWithoutItsToken) {
+  const std::string out = scratch_.path();
+  const std::string log = out + "/launch.log";
+  std::string command = launch_command(ip_config(2, 1), 2, 1, 1, fmt::format("pull-loop --out {}", out));
+  command.replace(command.find(" launch ") + 8, 0, "--insecure ");
+  BackgroundCommand job(command, log);
+  const auto start = std::chrono::steady_clock::now();
+  while (count_entries_with_prefix(out, "pulling-") < 2) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60)) << read_file(log);
+    ASSERT_EQ(job.wait(0), -1) << read_file(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const CommandResult intruder = run_command(fmt::format(
+      "{} intrude --endpoints tcp://127.0.0.1:{},tcp://127.0.0.1:{},tcp://127.0.0.1:{}", TESSERA_DIST_WORKER,
+      base_port_, base_port_ + 1, base_port_ + 4));
+  EXPECT_EQ(count(intruder.out, "greets with PLAIN"), 3) << intruder.out << intruder.err;
+  EXPECT_NE(intruder.out.find("intruder: 21 attempts, 21 refused; 3 of 3 ports greet without CURVE"),
+            std::string::npos) << intruder.out << intruder.err;
+  ASSERT_EQ(job.wait(0), -1) << "the job did not survive the intruder:\n" << read_file(log);
+  ASSERT_EQ(::kill(job.pid(), SIGTERM), 0);
+  job.wait(30);
+  const std::string id = job_id(read_file(log));
+  ASSERT_FALSE(id.empty()) << read_file(log);
+  EXPECT_FALSE(fs::exists("/dev/shm/tessera-key." + id)) << "the launcher left its key file";
+}
+
 // Also the limits and the keys: bytes and frames no server would accept,
 // and clients without the job's key, which get no answer at all.
 TEST_F(DistTest, GarbageAtAServerGetsErrorRepliesAndServingGoesOn) {

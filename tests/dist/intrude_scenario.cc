@@ -52,10 +52,19 @@ std::string greeting_mechanism(const std::string& endpoint) {
 }
 
 // One request on a fresh connection; true when anything came back.
-bool answered(const std::string& endpoint, bool own_key, const std::string& server_key, MessageType type) {
+enum class Credentials { kNone, kOwnCurveKey, kWrongToken };
+
+const char* name_of(Credentials c) {
+  return c == Credentials::kNone ? "no key" : c == Credentials::kOwnCurveKey ? "another key" : "a wrong PLAIN token";
+}
+
+bool answered(const std::string& endpoint, Credentials credentials, const std::string& server_key, MessageType type) {
   zmq::socket_t socket(tessera::net::zmq_context(), zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, 0);
-  if (own_key) {
+  if (credentials == Credentials::kWrongToken) {
+    socket.set(zmq::sockopt::plain_username, "tessera");
+    socket.set(zmq::sockopt::plain_password, tessera::net::generate_job_keys().token);
+  } else if (credentials == Credentials::kOwnCurveKey) {
     const tessera::net::JobKeys own = tessera::net::generate_job_keys();
     socket.set(zmq::sockopt::curve_serverkey, server_key);
     socket.set(zmq::sockopt::curve_publickey, own.public_key);
@@ -98,7 +107,7 @@ int run_intrude(const std::map<std::string, std::string>& flags) {
   int not_curve = 0;
   struct Attempt {
     std::string endpoint;
-    bool own_key;
+    Credentials credentials;
     MessageType type;
     bool answered = false;
   };
@@ -110,19 +119,19 @@ int run_intrude(const std::map<std::string, std::string>& flags) {
     const std::vector<MessageType> types =
         e == 0 ? std::vector<MessageType>{MessageType::kStoreSet}
                : std::vector<MessageType>{MessageType::kPull, MessageType::kPush, MessageType::kShutdown};
-    for (const bool own_key : {false, true})
-      for (MessageType type : types) attempts.push_back({endpoints[e], own_key, type});
+    for (const Credentials c : {Credentials::kNone, Credentials::kOwnCurveKey, Credentials::kWrongToken})
+      for (MessageType type : types) attempts.push_back({endpoints[e], c, type});
   }
   // All at once: each waits for an answer that should never come.
   std::vector<std::thread> threads;
   for (Attempt& a : attempts)
-    threads.emplace_back([&a, &server_key] { a.answered = answered(a.endpoint, a.own_key, server_key, a.type); });
+    threads.emplace_back([&a, &server_key] { a.answered = answered(a.endpoint, a.credentials, server_key, a.type); });
   for (std::thread& t : threads) t.join();
   int refused = 0;
   for (const Attempt& a : attempts) {
     if (!a.answered) ++refused;
     else fmt::print("intruder: {} answered request type {} ({})\n", a.endpoint, static_cast<int>(a.type),
-                    a.own_key ? "another key" : "no key");
+                    name_of(a.credentials));
   }
   fmt::print("intruder: {} attempts, {} refused; {} of {} ports greet without CURVE\n", attempts.size(), refused,
              not_curve, endpoints.size());

@@ -26,9 +26,10 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags);
 
 // dist_worker intrude --endpoints tcp://IP:PORT,... (a job's servers, the
 // rendezvous store first): what a process without the job's key can do, run
-// from another host while the job trains. For each endpoint: the greeting's
-// security mechanism must be CURVE; with no key and with a key of its own,
-// pulls, pushes, a shutdown and a store write must all go unanswered (and so
-// unexecuted). Prints "intruder: N attempts, N refused" and exits 1 if any
-// was answered.
+// from another host while the job trains. For each endpoint it prints the
+// greeting's security mechanism (CURVE unless the job is --insecure); with
+// no key, a CURVE key of its own and a wrong PLAIN token, pulls, pushes, a
+// shutdown and a store write must all go unanswered (and so unexecuted).
+// Prints "intruder: N attempts, M refused; K of P ports greet without CURVE"
+// and exits 1 if any was answered or greeted without CURVE.
 int run_intrude(const std::map<std::string, std::string>& flags);
