@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "io/text.h"
 #include "tessera/base/error.h"
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
@@ -210,6 +211,23 @@ TEST(Readers, OgbRejectsNegativeAndUnbackedNodeCounts) {
   };
   expect_rejected("1000000000000", "node-label.csv.gz", "1 labels, expected one per node (1000000000000)");
   expect_rejected("-5", "num-node-list.csv.gz", "the count is -5, expected a number >= 0");
+  // Found by scripts/fuzz (ogb, kg and ip_config targets): an integer written
+  // as a float beyond int64's range ("3e50") was cast to int64 (undefined).
+  expect_rejected("3e50", "num-node-list.csv.gz:1", "expected an integer (count), found '3e50'");
+}
+
+TEST(Readers, IntegersWrittenAsFloatsMustFitInt64) {
+  EXPECT_EQ(parse_int("3.0", "f:1", "count"), 3);
+  EXPECT_EQ(parse_int("-2e3", "f:1", "count"), -2000);
+  for (const char* field : {"3e50", "-1e19", "9.3e18", "2.5", "nan", "inf"}) {
+    try {
+      parse_int(field, "f:1", "count");
+      ADD_FAILURE() << field << " accepted as an integer";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("f:1: expected an integer count, found '") + field + "'"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 
 #include "tessera/base/error.h"
@@ -93,8 +94,10 @@ int64_t parse_int(std::string_view field, const std::string& where, const char* 
     // Accept integral values written as floats ("3.0"), which pandas emits.
     double d = 0;
     auto [p2, e2] = std::from_chars(t.data(), t.data() + t.size(), d);
-    if (!t.empty() && e2 == std::errc() && p2 == t.data() + t.size() && d == static_cast<double>(static_cast<int64_t>(d)))
-      return static_cast<int64_t>(d);
+    // Range first: casting a double outside int64's range is undefined (found by scripts/fuzz: "3e50").
+    const bool integral = !t.empty() && e2 == std::errc() && p2 == t.data() + t.size() && d >= -0x1p63 &&
+                          d < 0x1p63 && d == std::trunc(d);
+    if (integral) return static_cast<int64_t>(d);
     fail("{}: expected an integer {}, found '{}'", where, what, std::string(field));
   }
   return value;
