@@ -33,17 +33,23 @@ TEST(Npy, RoundTripsEveryDtype) {
   round_trip<float>(DType::kFloat32, {0, 4});
 }
 
+// A format 1.0 .npy file with header `dict`, padded as numpy.save pads it
+// (to 128 bytes), open for the data to follow.
+std::ofstream open_version1_npy(const std::string& path, std::string dict) {
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(dict.size()), 0};
+  out.write(len, 2);
+  out << dict;
+  return out;
+}
+
 TEST(Npy, ReadsNumpyVersion1Header) {
   // What numpy.save writes for np.arange(3, dtype='<i8'): format 1.0, header padded to a multiple of 64 bytes.
   TempDir dir;
-  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }";
-  header.append(128 - 10 - header.size() - 1, ' ');
-  header += '\n';
-  std::ofstream out(dir / "v1.npy", std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const char len[2] = {static_cast<char>(header.size()), 0};
-  out.write(len, 2);
-  out << header;
+  std::ofstream out = open_version1_npy(dir / "v1.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }");
   for (int64_t v : {10, 20, 30}) out.write(reinterpret_cast<const char*>(&v), 8);
   out.close();
   Array a = read_npy(dir / "v1.npy");
@@ -90,15 +96,8 @@ TEST(Npy, RejectsAShapeWhoseElementCountOverflows) {
   // data, so the header-only file was accepted as an array whose numel()
   // overflows int64.
   TempDir dir;
-  std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296), }";
-  header.append(128 - 10 - header.size() - 1, ' ');
-  header += '\n';
-  std::ofstream out(dir / "huge.npy", std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const char len[2] = {static_cast<char>(header.size()), 0};
-  out.write(len, 2);
-  out << header;
-  out.close();
+  open_version1_npy(dir / "huge.npy", "{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296), }")
+      .close();
   try {
     read_npy(dir / "huge.npy");
     FAIL() << "a shape of 2^64 elements accepted";

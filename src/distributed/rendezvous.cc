@@ -39,12 +39,12 @@ Rendezvous::~Rendezvous() {
   store_.reset();
 }
 
-Rendezvous::Answer Rendezvous::call(int type, const std::string& key, const std::string* value, int64_t iarg,
+Rendezvous::Answer Rendezvous::call(MessageType type, const std::string& key, const std::string* value, int64_t iarg,
                                     const char* what) {
   std::vector<zmq::message_t> frames;
-  if (type != static_cast<int>(MessageType::kStoreCount)) frames.push_back(net::frame_of(key));
+  if (type != MessageType::kStoreCount) frames.push_back(net::frame_of(key));
   if (value != nullptr) frames.push_back(net::frame_of(*value));
-  net::Header header = net::make_header(static_cast<MessageType>(type), 0, "");
+  net::Header header = net::make_header(type, 0, "");
   header.iarg = iarg;
   std::lock_guard<std::mutex> lock(mutex_);
   try {
@@ -59,11 +59,11 @@ Rendezvous::Answer Rendezvous::call(int type, const std::string& key, const std:
 }
 
 void Rendezvous::set(const std::string& key, const std::string& value) {
-  call(static_cast<int>(MessageType::kStoreSet), key, &value, 0, "set");
+  call(MessageType::kStoreSet, key, &value, 0, "set");
 }
 
 std::optional<std::string> Rendezvous::try_get(const std::string& key) {
-  Answer answer = call(static_cast<int>(MessageType::kStoreGet), key, nullptr, 0, "read");
+  Answer answer = call(MessageType::kStoreGet, key, nullptr, 0, "read");
   if (answer.iarg == 0) return std::nullopt;
   return std::move(answer.value);
 }
@@ -79,18 +79,18 @@ std::string Rendezvous::get(const std::string& key) {
 }
 
 bool Rendezvous::check(const std::string& key) {
-  return call(static_cast<int>(MessageType::kStoreCheck), key, nullptr, 0, "check").iarg != 0;
+  return call(MessageType::kStoreCheck, key, nullptr, 0, "check").iarg != 0;
 }
 
 int64_t Rendezvous::add(const std::string& key, int64_t delta) {
-  return call(static_cast<int>(MessageType::kStoreAdd), key, nullptr, delta, "add to").iarg;
+  return call(MessageType::kStoreAdd, key, nullptr, delta, "add to").iarg;
 }
 
 bool Rendezvous::remove(const std::string& key) {
-  return call(static_cast<int>(MessageType::kStoreDelete), key, nullptr, 0, "delete").iarg != 0;
+  return call(MessageType::kStoreDelete, key, nullptr, 0, "delete").iarg != 0;
 }
 
-int64_t Rendezvous::num_keys() { return call(static_cast<int>(MessageType::kStoreCount), "", nullptr, 0, "count").iarg; }
+int64_t Rendezvous::num_keys() { return call(MessageType::kStoreCount, "", nullptr, 0, "count").iarg; }
 
 void Rendezvous::wait_count(const std::string& key, int64_t target) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "net/message.h"
 #include "net/security.h"
 
 namespace tessera::net {
@@ -48,7 +49,7 @@ class Rendezvous {
 
  private:
   struct Answer;
-  Answer call(int type, const std::string& key, const std::string* value, int64_t iarg, const char* what);
+  Answer call(net::MessageType type, const std::string& key, const std::string* value, int64_t iarg, const char* what);
 
   std::string where_;
   int timeout_s_;

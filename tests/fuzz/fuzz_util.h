@@ -63,6 +63,15 @@ class Scratch {
   std::string path_;
 };
 
+// The whole input as one file `name` in a fresh scratch directory: the
+// start of every target whose reader takes a path. Returns the file's path.
+inline std::string input_file(const std::string& name, const uint8_t* data, size_t size) {
+  Scratch& scratch = Scratch::get();
+  scratch.fresh();
+  return scratch.write(name, std::string_view(reinterpret_cast<const char*>(data), size));
+}
+
+
 // Several files in one input are separated by this line.
 constexpr std::string_view kSeparator = "\n%%\n";
 

@@ -16,8 +16,7 @@ int run_launch(const LaunchOptions&) { std::abort(); }
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera;
   auto& scratch = fuzz::Scratch::get();
-  scratch.fresh();
-  const std::string path = scratch.write("job.yml", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = fuzz::input_file("job.yml", data, size);
   fuzz::expect_rejection_or_success([&] {
     std::string ip_config_name;
     const launch::LaunchOptions o = launch::read_launch_job(path, &ip_config_name);

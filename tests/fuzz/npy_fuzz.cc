@@ -8,9 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera;
-  auto& scratch = fuzz::Scratch::get();
-  scratch.fresh();
-  const std::string path = scratch.write("a.npy", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = fuzz::input_file("a.npy", data, size);
   fuzz::expect_rejection_or_success([&] {
     const Array a = read_npy(path);
     if (a.numel() < 0) std::abort();  // a negative element count is never a valid array

@@ -8,9 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera;
-  auto& scratch = fuzz::Scratch::get();
-  scratch.fresh();
-  const std::string path = scratch.write("g.json", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = fuzz::input_file("g.json", data, size);
   fuzz::expect_rejection_or_success([&] {
     const PartitionConfig c = PartitionConfig::load(path);
     for (int p = 0; p < c.num_parts; ++p) {
