@@ -208,7 +208,8 @@ TEST(ConfigSweep, TrainSage) {
                               {"--aggregator", {"mean", "gcn"}},
                               {"--batch-size", {"1", "16", "1000"}},
                               {"--dropout", {"0", "0.5"}},
-                              {"--replace", {"no", "yes"}}};
+                              {"--replace", {"no", "yes"}},
+                              {"--cache-remote-features", {"0", "0.1", "1"}}};
   const std::vector<PairwiseRow> rows = design(f, "train sage");
   for (size_t k = 0; k < rows.size(); ++k) {
     const Deploy deploy = static_cast<Deploy>(rows[k][1]);

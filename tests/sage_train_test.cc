@@ -87,6 +87,7 @@ TEST(SageTrain, BadFlagsAreClearErrors) {
            {"--graph-name products", "--graph-name products does not match the partitioned graph 'cora'"},
            {"--num-epochs 0", "--num-epochs must be at least 1"},
            {"--aggregator lstm", "aggregator"},
+           {"--cache-remote-features 1.5", "--cache-remote-features must be a fraction in [0, 1] (got 1.5)"},
            {"--n-epochs 0", "--num-epochs must be at least 1"},
            {"--batch-size-eval 0", "--eval-batch-size must be at least 1"},
            {"--ip-config ip.txt", "--ip-config ip.txt: a standalone process has no servers to reach"},

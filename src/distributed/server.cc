@@ -196,6 +196,23 @@ void PartitionServer::handle(net::Request& request) {
       frames.push_back(net::frame_of(std::move(degrees)));
       break;
     }
+    case MessageType::kTopInDegree: {
+      const int64_t n = partition_->num_nodes();
+      if (h.iarg < 0 || h.iarg > n)
+        throw ProtocolError(fmt::format("asked for the {} nodes of largest in-degree of a partition of {}", h.iarg, n));
+      const int64_t* indptr = partition_->indptr().data<int64_t>();
+      std::vector<int64_t> nodes(n);
+      for (int64_t i = 0; i < n; ++i) nodes[i] = i;
+      // Largest first; ties by offset, so every trainer caches the same nodes.
+      std::partial_sort(nodes.begin(), nodes.begin() + h.iarg, nodes.end(), [indptr](int64_t a, int64_t b) {
+        const int64_t da = indptr[a + 1] - indptr[a], db = indptr[b + 1] - indptr[b];
+        return da != db ? da > db : a < b;
+      });
+      nodes.resize(h.iarg);
+      net::set_shape(&reply, DType::kInt64, {h.iarg});
+      frames.push_back(net::frame_of(std::move(nodes)));
+      break;
+    }
     case MessageType::kFindEdges: {
       int64_t n = 0;
       const int64_t* eids = ids_frame(request, 0, &n);

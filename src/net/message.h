@@ -38,8 +38,9 @@ enum class MessageType : uint16_t {
   kStoreCheck = 14,   // frames: key -> reply: iarg 1 if it is set
   kStoreDelete = 15,  // frames: key -> reply: iarg 1 if it was set
   kStoreCount = 16,   // -> reply: iarg = number of keys
+  kTopInDegree = 17,  // iarg = count -> reply: local offsets (int64) of the `count` nodes of largest in-degree
 };
-constexpr MessageType kLastMessageType = MessageType::kStoreCount;
+constexpr MessageType kLastMessageType = MessageType::kTopInDegree;
 
 
 #pragma pack(push, 1)

@@ -128,8 +128,11 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
   } else if (!fetch.feature.empty()) {
-    batch->features = distributed::pull_rows(*ctx_, client, worker_index, fetch.feature_spec, inputs.data(),
-                                      static_cast<int64_t>(inputs.size()));
+    const distributed::RemoteRowCache* cache = options_.feature_cache.get();
+    const auto count = static_cast<int64_t>(inputs.size());
+    batch->features = cache != nullptr && cache->spec().name == fetch.feature_spec.name
+                          ? cache->pull(*ctx_, client, worker_index, inputs.data(), count)
+                          : distributed::pull_rows(*ctx_, client, worker_index, fetch.feature_spec, inputs.data(), count);
   }
   if (!fetch.label.empty()) {
     std::vector<int64_t> label_ids(batch->seeds.size());

@@ -27,6 +27,9 @@ void add_sage(CLI::App& train) {
   train::add_node_train_flags(cmd, *o, "sage");
   cmd->add_option("--aggregator", o->aggregator, "mean (default) or gcn");
   cmd->add_flag("--replace", o->replace, "sample neighbours with replacement");
+  cmd->add_option("--cache-remote-features,--cache_remote_features", o->cache_remote_features,
+                  "share of every other machine's nodes (largest in-degree first) whose features each trainer keeps "
+                  "in memory; 0: pull every remote row every time, as DistDGL (default 0.1)");
   cmd->callback([o] { run_trainer(*o, &train::run_sage_training); });
 }
 

@@ -24,6 +24,8 @@ int run_sage_training(const SageTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
   if (o.aggregator != "mean" && o.aggregator != "gcn") fail("--aggregator '{}': expected mean or gcn", o.aggregator);
+  if (!(o.cache_remote_features >= 0 && o.cache_remote_features <= 1))
+    fail("--cache-remote-features must be a fraction in [0, 1] (got {})", o.cache_remote_features);
   auto ctx = join_job(o);
   distributed::DistGraph g(*ctx);
   if (g.ntypes().size() != 1)
@@ -34,7 +36,7 @@ int run_sage_training(const SageTrainOptions& o) {
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = out_dir_or_default(o.out_dir, "sage-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
-  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}});
+  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features}});
   RunLog log = open_run_log(*ctx, out_dir, "train sage", config);
 
   const distributed::DistTensor feat = g.ndata("feat");
@@ -59,7 +61,11 @@ int run_sage_training(const SageTrainOptions& o) {
   const sampling::DistNeighborSampler sampler(*ctx, so);
   const sampling::DistNeighborSampler eval_sampler = sampler.with_fanouts(eval_fanouts);
 
-  const sampling::LoaderOptions lo = loader_options(*ctx, o);
+  sampling::LoaderOptions lo = loader_options(*ctx, o);
+  // 'feat' is read-only here, so training and evaluation share one cache.
+  const std::shared_ptr<distributed::RemoteRowCache> cache =
+      distributed::RemoteRowCache::build(*ctx, feat.spec(), o.cache_remote_features);
+  lo.feature_cache = cache;
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
   int64_t total_train = 0;
   const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
@@ -95,6 +101,12 @@ int run_sage_training(const SageTrainOptions& o) {
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");
   summary.model_dir = out_dir + "/model";
+  if (cache) {
+    int64_t counts[3] = {cache->num_rows(), cache->remote_ids_found(), cache->remote_ids_asked()};
+    ctx->collectives().all_reduce_sum(counts, 3);
+    summary.extra = {{"feature_cache_rows", counts[0] / ctx->world_size()},
+                     {"feature_cache_remote_hit_rate", counts[2] == 0 ? 0.0 : static_cast<double>(counts[1]) / counts[2]}};
+  }
   loop.finish(summary);
   return 0;
 }

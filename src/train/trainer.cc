@@ -94,6 +94,7 @@ nlohmann::json final_record(const RunSummary& s, const EpochLoop& loop) {
                            {"peak_rss_mb", peak_rss_bytes() / 1e6},
                            {"model", s.model_dir}};
   record.update(all.times());
+  record.update(s.extra);
   return record;
 }
 

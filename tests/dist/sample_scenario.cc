@@ -3,7 +3,11 @@
 // original dataset, and writes how often each original edge was drawn, so
 // the test can compare the distributions of standalone and distributed
 // sampling. Also draws a few mini-batches through the data loader and checks
-// the blocks and the fetched feature rows.
+// the blocks and the fetched feature rows, then again through a cache of
+// remote feature rows (distributed only), which it checks too.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -15,6 +19,7 @@
 #include "net/transport.h"
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/remote_row_cache.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
@@ -52,7 +57,8 @@ Originals originals(distributed::DistGraph& g) {
 // Every edge of every block is an edge of the original graph into its
 // destination, and the feature rows are the sources' rows.
 void check_batches(distributed::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
-                   const tessera::Dataset& original, int samplers) {
+                   const tessera::Dataset& original, int samplers,
+                   std::shared_ptr<const distributed::RemoteRowCache> cache = nullptr) {
   const auto& et = original.edge_types.at(0);
   const Array& feat = original.node_types.at(0).data.at("feat");
   std::vector<int64_t> seeds;
@@ -61,6 +67,7 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
   options.batch_size = 32;
   options.num_samplers = samplers;
   options.seed = 5;
+  options.feature_cache = std::move(cache);
   sampling::DistDataLoader loader(ctx, sampler, seeds, options);
   loader.limit_batches(20);
   loader.start_epoch(0);
@@ -87,7 +94,46 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
         fail("batch {}: feature row of node {} differs from the dataset", batch.index, inputs[i]);
   }
   if (batches != 20) fail("the loader gave {} batches, expected 20", batches);
+  if (options.feature_cache) return;
   fmt::print("rank {}: {} loader batches with {} samplers match the dataset\n", ctx.rank(), batches, samplers);
+}
+
+// A cache of 30% of the other partition's nodes holds exactly the ones of
+// largest in-degree there, none of this machine's, and the loader's rows
+// through it (some from the cache) still match the dataset.
+void check_cache(distributed::Context& ctx, distributed::DistGraph& g, const sampling::DistNeighborSampler& sampler,
+                 const Originals& o, const tessera::Dataset& original) {
+  const distributed::DistTensor feat = g.ndata("feat");
+  const auto cache = distributed::RemoteRowCache::build(ctx, feat.spec(), 0.3);
+  const tessera::IdSpace& space = ctx.book().space(feat.spec().policy);
+  int64_t expected_rows = 0;
+  for (int p = 0; p < ctx.num_parts(); ++p) {
+    if (p == ctx.local_part()) continue;
+    std::vector<int64_t> nodes;
+    for (int64_t id = space.starts[p]; id < space.starts[p + 1]; ++id) nodes.push_back(id);
+    const std::vector<int64_t> degrees = g.in_degrees(nodes);
+    int64_t min_in = INT64_MAX, max_out = -1, in = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (cache->contains(nodes[i])) {
+        min_in = std::min(min_in, degrees[i]);
+        ++in;
+      } else {
+        max_out = std::max(max_out, degrees[i]);
+      }
+    }
+    const int64_t want = std::llround(0.3 * static_cast<double>(nodes.size()));
+    if (in != want) fail("the cache holds {} of partition {}'s {} nodes, expected {}", in, p, nodes.size(), want);
+    if (max_out > min_in)
+      fail("partition {}: a node of in-degree {} is not cached while one of {} is", p, max_out, min_in);
+    expected_rows += want;
+  }
+  if (cache->num_rows() != expected_rows) fail("the cache has {} rows, expected {}", cache->num_rows(), expected_rows);
+  for (int64_t id = space.starts[ctx.local_part()]; id < space.starts[ctx.local_part() + 1]; ++id)
+    if (cache->contains(id)) fail("the cache holds local node {}", id);
+  check_batches(ctx, sampler, o, original, 2, cache);
+  if (cache->remote_ids_found() == 0) fail("no input row came from the cache");
+  fmt::print("rank {}: a cache of {} remote rows served {} of {} remote input rows, all matching the dataset\n", ctx.rank(),
+             cache->num_rows(), cache->remote_ids_found(), cache->remote_ids_asked());
 }
 
 }  // namespace
@@ -104,6 +150,7 @@ int run_sample(const std::map<std::string, std::string>& flags) {
   const sampling::DistNeighborSampler sampler(*ctx, options);
   const int samplers = flags.count("--samplers") ? std::stoi(flags.at("--samplers")) : 2;
   check_batches(*ctx, sampler, o, original, samplers);
+  if (!ctx->standalone()) check_cache(*ctx, g, sampler, o, original);
 
   if (ctx->rank() == 0) {
     std::vector<int64_t> seeds;

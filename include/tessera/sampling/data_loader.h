@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tessera/distributed/context.h"
+#include "tessera/distributed/remote_row_cache.h"
 #include "tessera/base/array.h"
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/dist_sampler.h"
@@ -65,6 +66,9 @@ struct LoaderOptions {
   // only, and `feature` must be "".
   std::string seed_ntype;
   std::map<std::string, std::string> typed_inputs;
+  // Rows of `feature` kept in this process (RemoteRowCache::build); used
+  // when it caches the tensor the batches fetch. Loaders may share one.
+  std::shared_ptr<const distributed::RemoteRowCache> feature_cache;
 };
 
 class DistDataLoader {

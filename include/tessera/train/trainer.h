@@ -70,6 +70,7 @@ struct RunSummary {
   int trainers = 0;
   double total_epoch_s = 0;  // summed over epochs, evaluation excluded
   std::string model_dir;
+  nlohmann::json extra = nlohmann::json::object();  // trainer-specific fields of the final record
 };
 
 // Checks the shared options' values before anything starts; errors name

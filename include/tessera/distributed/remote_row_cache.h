@@ -1,0 +1,67 @@
+// RemoteRowCache: rows of a read-only node tensor (features) that live on other machines, copied once into this
+// process, so that the mini-batches that need them read memory instead of the network. Neighbour sampling
+// reaches a node about as often as it has neighbours, so on skewed graphs (RMAT, products, papers) a few
+// percent of the nodes, the ones of largest in-degree, are most of what a trainer pulls from other machines;
+// every row that comes from here is a row that no server gathers, encrypts and sends. GraphLearn-for-PyTorch
+// keeps a cache of the same kind; DistDGL pulls every remote row every time.
+//
+// Each remote partition's main server names its nodes of largest in-degree (one request each); their rows are
+// pulled once, in ID order, and found again through a rank bitmap (1.5 bits per node of the graph: no hash
+// table, no per-node index). The tensor must not change while the cache is used: the cache never sees a push.
+//
+// build() is not collective; it uses the Context's connection, so it runs on the Context's thread. pull() only
+// reads the cache, so any number of sampler threads may call it at once, each with its own connection. Errors
+// are tessera::Error: a fraction outside [0, 1], a graph with several node types, a tensor that is not indexed
+// by nodes, or a server that does not answer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/base/array.h"
+#include "tessera/distributed/context.h"
+#include "tessera/store/tensor.h"
+
+namespace tessera::net {
+class Client;
+}
+
+namespace tessera::distributed {
+
+class RemoteRowCache {
+ public:
+  // Caches `fraction` of every other partition's nodes (all partitions on a
+  // client machine): those of largest in-degree. Null when fraction is 0 or
+  // the process is standalone (every row is local then).
+  static std::shared_ptr<RemoteRowCache> build(Context& ctx, const store::TensorSpec& spec, double fraction);
+
+  const store::TensorSpec& spec() const { return spec_; }
+  int64_t num_rows() const { return rows_.empty_handle() ? 0 : rows_.rows(); }
+  bool contains(int64_t id) const;
+
+  // Rows `ids` in request order, as pull_rows (distributed/kv_client.h)
+  // gives them: cached rows from memory, the rest through `client`.
+  Array pull(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count) const;
+
+  // IDs of other machines' rows asked for since build(), and how many of
+  // them were found here.
+  int64_t remote_ids_asked() const { return asked_.load(); }
+  int64_t remote_ids_found() const { return found_.load(); }
+
+ private:
+  RemoteRowCache(store::TensorSpec spec, int64_t id_space, std::vector<int64_t> ids, int64_t local_first,
+                 int64_t local_end);
+  int64_t slot(int64_t id) const;  // the row's place in rows_, or -1
+
+  store::TensorSpec spec_;
+  std::vector<uint64_t> bits_;   // bit i: ID i is cached
+  std::vector<int64_t> before_;  // cached IDs below word w's first ID
+  Array rows_;                   // the cached rows, in ID order
+  int64_t local_first_, local_end_;  // this machine's IDs (none on a client machine)
+  mutable std::atomic<int64_t> asked_{0}, found_{0};
+};
+
+}  // namespace tessera::distributed

@@ -1,0 +1,116 @@
+#include "tessera/distributed/remote_row_cache.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "distributed/kv_client.h"
+#include "net/transport.h"
+#include "tessera/base/error.h"
+
+namespace tessera::distributed {
+namespace {
+
+// The local offsets of partition `part`'s `count` nodes of largest
+// in-degree, asked of its main server.
+std::vector<int64_t> hottest_nodes(Context& ctx, int part, int64_t count) {
+  net::Header h = net::make_header(net::MessageType::kTopInDegree, 0, "");
+  h.iarg = count;
+  net::Reply reply = std::move(ctx.client().wait({ctx.client().send(ctx.server_for(part), h, {})})[0]);
+  if (reply.frames.size() != 1 || reply.frames[0].size() != static_cast<size_t>(count) * sizeof(int64_t))
+    fail("the {} nodes of largest in-degree of partition {}: the reply has the wrong size", count, part);
+  const int64_t* offsets = reply.frames[0].data<int64_t>();
+  return std::vector<int64_t>(offsets, offsets + count);
+}
+
+}  // namespace
+
+std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store::TensorSpec& spec, double fraction) {
+  if (!(fraction >= 0 && fraction <= 1))
+    fail("--cache-remote-features must be a fraction of the remote nodes in [0, 1] (got {})", fraction);
+  if (fraction == 0 || ctx.standalone()) return nullptr;
+  if (ctx.config().ntypes.size() != 1)
+    fail("caching rows of {}: the graph has {} node types; the remote-row cache takes graphs with one", spec.name,
+         ctx.config().ntypes.size());
+  const IdSpace& space = ctx.book().space(spec.policy);
+  if (!space.is_node) fail("caching rows of {}: it is indexed by {}, not by nodes", spec.name, spec.policy);
+
+  // With one node type a partition's local offsets are its IDs' offsets.
+  std::vector<int64_t> ids;
+  for (int p = 0; p < ctx.num_parts(); ++p) {
+    if (p == ctx.local_part()) continue;
+    const int64_t owned = space.starts[p + 1] - space.starts[p];
+    const int64_t count = std::min(owned, static_cast<int64_t>(std::llround(fraction * static_cast<double>(owned))));
+    if (count == 0) continue;
+    for (int64_t offset : hottest_nodes(ctx, p, count)) {
+      if (offset < 0 || offset >= owned)
+        fail("partition {} named node {} among its hottest, but owns {}", p, offset, owned);
+      ids.push_back(space.starts[p] + offset);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+
+  const int local = ctx.local_part();
+  std::shared_ptr<RemoteRowCache> cache(new RemoteRowCache(spec, space.size(), ids, local >= 0 ? space.starts[local] : 0,
+                                                           local >= 0 ? space.starts[local + 1] : 0));
+  cache->rows_ = pull_rows(ctx, spec, ids.data(), static_cast<int64_t>(ids.size()));
+  return cache;
+}
+
+RemoteRowCache::RemoteRowCache(store::TensorSpec spec, int64_t id_space, std::vector<int64_t> ids,
+                               int64_t local_first, int64_t local_end)
+    : spec_(std::move(spec)), local_first_(local_first), local_end_(local_end) {
+  const size_t words = static_cast<size_t>(id_space + 63) / 64;
+  bits_.assign(words, 0);
+  for (int64_t id : ids) bits_[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
+  before_.resize(words);
+  int64_t seen = 0;
+  for (size_t w = 0; w < words; ++w) {
+    before_[w] = seen;
+    seen += __builtin_popcountll(bits_[w]);
+  }
+}
+
+bool RemoteRowCache::contains(int64_t id) const { return slot(id) >= 0; }
+
+int64_t RemoteRowCache::slot(int64_t id) const {
+  const uint64_t word = static_cast<uint64_t>(id) / 64;  // a negative ID wraps out of range
+  if (word >= bits_.size()) return -1;
+  const uint64_t bit = uint64_t{1} << (static_cast<uint64_t>(id) % 64);
+  if ((bits_[word] & bit) == 0) return -1;
+  return before_[word] + __builtin_popcountll(bits_[word] & (bit - 1));
+}
+
+Array RemoteRowCache::pull(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count) const {
+  std::vector<int64_t> hit_pos, hit_slot, miss_pos, miss_ids;
+  int64_t local = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    local += ids[i] >= local_first_ && ids[i] < local_end_;
+    const int64_t s = slot(ids[i]);
+    if (s >= 0) {
+      hit_pos.push_back(i);
+      hit_slot.push_back(s);
+    } else {
+      miss_pos.push_back(i);
+      miss_ids.push_back(ids[i]);
+    }
+  }
+  asked_ += count - local;
+  found_ += static_cast<int64_t>(hit_pos.size());
+  if (hit_pos.empty()) return pull_rows(ctx, client, rotation, spec_, ids, count);
+
+  const Array missed = pull_rows(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()));
+  std::vector<int64_t> shape{count};
+  shape.insert(shape.end(), spec_.row_shape.begin(), spec_.row_shape.end());
+  Array out = Array::uninitialized(spec_.dtype, shape);
+  const size_t rb = spec_.row_bytes();
+  char* dst = static_cast<char*>(out.mutable_raw());
+  const char* cached = static_cast<const char*>(rows_.raw());
+  for (size_t i = 0; i < hit_pos.size(); ++i) std::memcpy(dst + hit_pos[i] * rb, cached + hit_slot[i] * rb, rb);
+  const char* pulled = static_cast<const char*>(missed.raw());
+  for (size_t i = 0; i < miss_pos.size(); ++i) std::memcpy(dst + miss_pos[i] * rb, pulled + i * rb, rb);
+  return out;
+}
+
+}  // namespace tessera::distributed
