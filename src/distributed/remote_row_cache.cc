@@ -25,7 +25,8 @@ std::vector<int64_t> hottest_nodes(Context& ctx, int part, int64_t count) {
 
 }  // namespace
 
-std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store::TensorSpec& spec, double fraction) {
+std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store::TensorSpec& spec, double fraction,
+                                                      int64_t max_bytes) {
   if (!(fraction >= 0 && fraction <= 1))
     fail("--cache-remote-features must be a fraction of the remote nodes in [0, 1] (got {})", fraction);
   if (fraction == 0 || ctx.standalone()) return nullptr;
@@ -35,12 +36,20 @@ std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store:
   const IdSpace& space = ctx.book().space(spec.policy);
   if (!space.is_node) fail("caching rows of {}: it is indexed by {}, not by nodes", spec.name, spec.policy);
 
+  if (max_bytes < 0) fail("--feature-cache-mb must be 0 or more");
+  int64_t remote = 0;
+  for (int p = 0; p < ctx.num_parts(); ++p)
+    if (p != ctx.local_part()) remote += space.starts[p + 1] - space.starts[p];
+  // The share of every remote node the budget allows, if less than asked.
+  const double budget_rows = static_cast<double>(max_bytes) / static_cast<double>(std::max<size_t>(1, spec.row_bytes()));
+  const double share = remote == 0 ? 0.0 : std::min(fraction, budget_rows / static_cast<double>(remote));
+
   // With one node type a partition's local offsets are its IDs' offsets.
   std::vector<int64_t> ids;
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (p == ctx.local_part()) continue;
     const int64_t owned = space.starts[p + 1] - space.starts[p];
-    const int64_t count = std::min(owned, static_cast<int64_t>(std::llround(fraction * static_cast<double>(owned))));
+    const int64_t count = std::min(owned, static_cast<int64_t>(std::floor(share * static_cast<double>(owned) + 0.5)));
     if (count == 0) continue;
     for (int64_t offset : hottest_nodes(ctx, p, count)) {
       if (offset < 0 || offset >= owned)

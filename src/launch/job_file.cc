@@ -10,6 +10,7 @@
 //   timeout: 60
 //   run_dir: runs/sage                 # as launch --run-dir
 //   insecure: false                    # as launch --insecure
+//   max_restarts: 0                    # as launch --max-restarts
 //   extra_envs: {OMP_NUM_THREADS: 1}
 //   ssh: {port: 22, username: me, key: ~/.ssh/id_ed25519, connect_timeout: 5, options: [Key=Value]}
 //   hosts:                             # required; machine i = hosts[i]
@@ -128,7 +129,7 @@ LaunchOptions read_launch_job(const std::string& job_file, std::string* ip_confi
   }
   const JobReader r(job_file);
   r.only(job, {"command", "part_config", "workspace", "ip_config", "num_servers", "num_samplers", "timeout",
-               "extra_envs", "ssh", "hosts", "run_dir", "insecure"},
+               "extra_envs", "ssh", "hosts", "run_dir", "insecure", "max_restarts"},
          "");
   LaunchOptions o;
   o.job_file = job_file;
@@ -142,6 +143,7 @@ LaunchOptions read_launch_job(const std::string& job_file, std::string* ip_confi
   o.timeout_s = r.get<int>(job, "timeout", "", o.timeout_s);
   o.run_dir = r.get<std::string>(job, "run_dir", "", "");
   o.insecure = r.get<bool>(job, "insecure", "", false);
+  o.max_restarts = r.get<int>(job, "max_restarts", "", 0);
   if (const YAML::Node envs = job["extra_envs"]) {
     if (!envs.IsMap()) fail("{}:{}: extra_envs should map names to values", job_file, envs.Mark().line + 1);
     std::string group;

@@ -36,6 +36,7 @@ void check_options(const LaunchOptions& o) {
   check_range("--num-trainers", o.num_trainers, 1, 1024);
   for (int n : o.trainers_per_machine) check_range("--num-trainers", n, 0, 1024);
   check_range("--num-samplers", o.num_samplers, 0, 1024);
+  check_range("--max-restarts", o.max_restarts, 0, 1000);
   if (o.master_port != 0) check_range("--master-port", o.master_port, 1024, 65535);
   check_range("--timeout", o.timeout_s, 1, 86400);
   check_range("--grace", o.grace_s, 0, 3600);
@@ -72,7 +73,8 @@ std::vector<std::string> job_variable_names() {
     env.insecure = true;
     for (const auto& [name, value] : env.to_environment()) names.insert(name);
   }
-  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TESSERA_RUN_DIR"})
+  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TESSERA_RUN_DIR",
+                           "TESSERA_RESTART"})
     names.insert(name);
   return {names.begin(), names.end()};
 }
@@ -126,6 +128,14 @@ void check_ports(const std::vector<MachineAddress>& machines, const std::vector<
   for (const Use& u : uses)
     if (!port_free(u.ip, u.port)) fail("port {} on {} ({}) is already in use", u.port, u.ip, u.what);
 }
+
+}  // namespace
+
+void check_local_ports(const JobPlan& plan) {
+  check_ports(plan.machines, plan.machine_is_local, plan.num_servers, plan.master_port, plan.ip_config);
+}
+
+namespace {
 
 // Where torch.distributed's store listens: on the machine of trainer rank 0,
 // at the first port after that machine's own (its servers', or its base port
@@ -241,7 +251,8 @@ JobPlan plan_job(const LaunchOptions& o) {
   const int master_port = o.master_port != 0 ? o.master_port : plan.machines[0].store_port();
   if (!plan.machine_is_local[0])
     plan.remote_hosts[0].ports.emplace_back(master_port, "the rendezvous store of machine 0");
-  check_ports(plan.machines, plan.machine_is_local, plan.num_servers, master_port, plan.ip_config);
+  plan.master_port = master_port;
+  check_local_ports(plan);
 
   // In server-client mode the trainers run on the clients, unless counts
   // per machine say otherwise.

@@ -30,11 +30,17 @@ struct JobPlan {
   int num_server_machines = 1;  // machines 0..n-1 hold partitions; the rest are clients
   std::vector<int> trainers_per_machine;
   std::vector<SupervisedProcess> processes;  // every machine's servers, then every machine's trainers
+  int master_port = 0;  // the rendezvous store's, on machine 0
 };
 
 // Reads and checks the ip_config, the partition config, the flags and the
 // ports. Fails (tessera::Error) on the first problem; starts nothing.
 JobPlan plan_job(const LaunchOptions& options);
+
+// Fails (tessera::Error naming the port, the ip_config line and its use)
+// when a port the job listens on here is taken: before the first start, and
+// before each restart.
+void check_local_ports(const JobPlan& plan);
 
 // Absolute path of the partition config on a machine.
 std::string machine_part_config(const JobPlan& plan, size_t machine);

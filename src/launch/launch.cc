@@ -36,13 +36,26 @@ std::string counts(const std::vector<int>& per_machine) {
   return same ? std::to_string(per_machine[0]) : list;
 }
 
-// This host's leftovers, then the remote hosts'.
-void clean_up(const JobPlan& plan) {
-  ::unlink(plan.key_file.c_str());
+// What the job's processes left on this host and the remote hosts (shared
+// memory, remote key files): after a failed attempt and at the end.
+void remove_leftovers(const JobPlan& plan) {
   remove_segments(plan.job_id);
   for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id))
     write_all(STDERR_FILENO, fmt::format("launch: could not reach {} to check it for leftovers of job {}\n", host,
                                          plan.job_id));
+}
+
+void clean_up(const JobPlan& plan) {
+  ::unlink(plan.key_file.c_str());
+  remove_leftovers(plan);
+}
+
+// Attempt k's processes: the plan's, with TESSERA_RESTART=k after the first.
+std::vector<SupervisedProcess> attempt_processes(const JobPlan& plan, int attempt) {
+  std::vector<SupervisedProcess> processes = plan.processes;
+  if (attempt > 0)
+    for (SupervisedProcess& p : processes) p.spec.env.emplace_back("TESSERA_RESTART", std::to_string(attempt));
+  return processes;
 }
 
 }  // namespace
@@ -70,10 +83,20 @@ int run_launch(const LaunchOptions& options) {
   supervise.grace_s = options.grace_s;
   supervise.server_wait_s = options.server_wait_s;
   const double start_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  Supervisor supervisor(spawner, supervise);
-  int code;
+  int code = 0;
+  std::vector<ProcessOutcome> outcomes;
   try {
-    code = supervisor.run(plan.processes);
+    for (int attempt = 0;; ++attempt) {
+      Supervisor supervisor(spawner, supervise);
+      code = supervisor.run(attempt_processes(plan, attempt));
+      outcomes = supervisor.outcomes();
+      if (code == 0 || supervisor.interrupted() || attempt == options.max_restarts) break;
+      remove_leftovers(plan);
+      check_local_ports(plan);  // a port taken meanwhile is named, not waited for
+      write_all(STDERR_FILENO, fmt::format("launch: job {} failed (exit code {}); restart {} of {} on the same "
+                                           "machines, with TESSERA_RESTART={}\n",
+                                           plan.job_id, code, attempt + 1, options.max_restarts, attempt + 1));
+    }
   } catch (...) {
     clean_up(plan);
     throw;
@@ -81,7 +104,7 @@ int run_launch(const LaunchOptions& options) {
   clean_up(plan);
   if (!options.run_dir.empty()) {
     try {
-      write_launch_record({plan, options, start_s, code, supervisor.outcomes()});
+      write_launch_record({plan, options, start_s, code, outcomes});
     } catch (const std::exception& e) {
       // The job has run; a record it cannot keep should not turn success into failure.
       write_all(STDERR_FILENO, fmt::format("launch: cannot write the run record: {}\n", e.what()));

@@ -41,6 +41,12 @@ struct LaunchOptions {
   // Authenticate the job's connections but do not encrypt them (PLAIN
   // instead of CURVE, net/security.h): for trusted networks.
   bool insecure = false;
+  // A failed job (a process exits non-zero or is killed; not the launcher
+  // interrupted) is torn down and started again on the same machines and
+  // ports this many times, with TESSERA_RESTART=k in every process's
+  // environment: the built-in trainers then resume from their newest
+  // checkpoint. The exit code is the last attempt's.
+  int max_restarts = 0;
   double grace_s = 3;       // how long the others may finish after a failure
   double server_wait_s = 30;  // how long servers may take to exit after the trainers
   std::string command;      // run with /bin/sh -c in the workspace

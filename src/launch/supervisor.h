@@ -66,6 +66,8 @@ class Supervisor {
   // stdin closed, and its SIGKILL waits remote_stop_extra_s longer. On return (and on an exception) every process is reaped and
   // every process group is gone.
   int run(const std::vector<SupervisedProcess>& processes);
+  // Whether run() ended because the launcher got SIGINT / SIGTERM / SIGHUP.
+  bool interrupted() const { return interrupt_ != 0; }
 
   // Every process started so far, in start order: host, times, exit, memory.
   std::vector<ProcessOutcome> outcomes() const;

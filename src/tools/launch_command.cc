@@ -66,6 +66,9 @@ void add_launch_command(CLI::App& app) {
   cmd->add_flag("--insecure", o->insecure,
                "authenticate the job's connections but do not encrypt them (trusted networks only; the default is "
                "CURVE encryption with a key pair made for the job)");
+  cmd->add_option("--max-restarts,--max_restarts", o->max_restarts,
+                  "start a failed job again on the same machines this many times (TESSERA_RESTART=k; the built-in "
+                  "trainers resume from their newest checkpoint; default 0)");
   cmd->add_option("--grace", o->grace_s, "seconds the others get to exit after a failure, before SIGTERM (default 3)");
   add_ssh_flags(cmd, o->ssh);
   add_host_role_flags(cmd, o->server_hosts, o->client_hosts);

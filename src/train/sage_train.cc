@@ -20,12 +20,40 @@
 #include "tessera/base/timer.h"
 
 namespace tessera::train {
+namespace {
+
+// A trainer's state between epochs: the loader and sampler are keyed by
+// (seed, epoch, rank, batch), so the weights, Adam's moments and the random
+// state dropout draws from are all a resumed run needs.
+void save_sage_checkpoint(const std::string& dir, nn::Sage& model, torch::optim::Adam& optimizer) {
+  torch::save(model, dir + "/model.pt");
+  torch::save(optimizer, dir + "/optimizer.pt");
+  torch::save(at::detail::getDefaultCPUGenerator().get_state(), dir + "/rng.pt");
+}
+
+void load_sage_checkpoint(const std::string& dir, nn::Sage& model, torch::optim::Adam& optimizer) {
+  with_context([&] { return "loading the checkpoint in " + dir; }, [&] {
+    torch::load(model, dir + "/model.pt");
+    torch::load(optimizer, dir + "/optimizer.pt");
+    torch::Tensor rng;
+    torch::load(rng, dir + "/rng.pt");
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(rng);
+    return 0;
+  });
+}
+
+}  // namespace
+
 int run_sage_training(const SageTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
   if (o.aggregator != "mean" && o.aggregator != "gcn") fail("--aggregator '{}': expected mean or gcn", o.aggregator);
+  check(o.checkpoint);
   if (!(o.cache_remote_features >= 0 && o.cache_remote_features <= 1))
     fail("--cache-remote-features must be a fraction in [0, 1] (got {})", o.cache_remote_features);
+  if (o.feature_cache_mb < 0 || o.feature_cache_mb > (int64_t{1} << 30))
+    fail("--feature-cache-mb must be 0 or more megabytes (got {})", o.feature_cache_mb);
   auto ctx = join_job(o);
   distributed::DistGraph g(*ctx);
   if (g.ntypes().size() != 1)
@@ -36,7 +64,8 @@ int run_sage_training(const SageTrainOptions& o) {
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = out_dir_or_default(o.out_dir, "sage-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
-  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features}});
+  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features},
+                 {"checkpoint_every", o.checkpoint.every}, {"keep_checkpoints", o.checkpoint.keep}});
   RunLog log = open_run_log(*ctx, out_dir, "train sage", config);
 
   const distributed::DistTensor feat = g.ndata("feat");
@@ -64,8 +93,11 @@ int run_sage_training(const SageTrainOptions& o) {
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   // 'feat' is read-only here, so training and evaluation share one cache.
   const std::shared_ptr<distributed::RemoteRowCache> cache =
-      distributed::RemoteRowCache::build(*ctx, feat.spec(), o.cache_remote_features);
+      distributed::RemoteRowCache::build(*ctx, feat.spec(), o.cache_remote_features, o.feature_cache_mb << 20);
   lo.feature_cache = cache;
+  if (cache)
+    log.line(fmt::format("feature cache: {} rows of other machines' nodes, {:.1f} MB per trainer", cache->num_rows(),
+                         static_cast<double>(cache->num_rows() * feat.spec().row_bytes()) / 1e6));
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
   int64_t total_train = 0;
   const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
@@ -88,7 +120,30 @@ int run_sage_training(const SageTrainOptions& o) {
       return model->forward(blocks_of(batch), features_of(batch));
     });
   };
-  EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
+  EpochLoopOptions lo_options{o.num_epochs, o.log_every, o.eval_every};
+  const Checkpoints checkpoints(o.checkpoint.dir.empty() ? out_dir + "/checkpoints" : o.checkpoint.dir, ctx->rank(),
+                                o.checkpoint.keep);
+  if (resuming(o.checkpoint)) {
+    lo_options.first_epoch = static_cast<int>(agree_on_checkpoint(*ctx, checkpoints));
+    if (lo_options.first_epoch >= o.num_epochs)
+      fail("--resume: the checkpoint in {} has {} epochs done; --num-epochs {} leaves nothing to train",
+           checkpoints.dir(), lo_options.first_epoch, o.num_epochs);
+    if (lo_options.first_epoch > 0) {
+      load_sage_checkpoint(checkpoints.path(lo_options.first_epoch), model, optimizer);
+      log.line(fmt::format("resuming after epoch {} from {}", lo_options.first_epoch - 1,
+                           checkpoints.path(lo_options.first_epoch)));
+    } else {
+      log.line(fmt::format("--resume: no checkpoint every trainer holds in {}; starting from the first epoch",
+                           checkpoints.dir()));
+    }
+  }
+  // No checkpoint after the last epoch: the run ends right after it.
+  if (o.checkpoint.every > 0)
+    lo_options.after_epoch = [&](int done) {
+      if (done % o.checkpoint.every == 0 && done < o.num_epochs)
+        checkpoints.save(done, [&](const std::string& dir) { save_sage_checkpoint(dir, model, optimizer); });
+    };
+  EpochLoop loop(*ctx, log, lo_options);
   model->train();
   RunSummary summary = loop.run(
       loader, steps,

@@ -100,6 +100,8 @@ nlohmann::json final_record(const RunSummary& s, const EpochLoop& loop) {
 
 void check(const EpochLoopOptions& o) {
   if (o.num_epochs < 1) fail("--num-epochs must be at least 1 (got {})", o.num_epochs);
+  if (o.first_epoch < 0 || o.first_epoch >= o.num_epochs)
+    fail("internal: a run of {} epochs cannot start after epoch {}", o.num_epochs, o.first_epoch);
   if (o.log_every < 1 || o.eval_every < 1)
     fail("--log-every and --eval-every must be at least 1 (got {} and {})", o.log_every, o.eval_every);
 }
@@ -112,10 +114,10 @@ EpochLoop::EpochLoop(distributed::Context& ctx, RunLog& log, EpochLoopOptions op
 RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_epoch, const StepFn& step,
                           const EvalFn& evaluate) {
   summary_ = RunSummary{};
-  summary_.epochs = options_.num_epochs;
+  summary_.epochs = options_.num_epochs - options_.first_epoch;  // run by this process
   summary_.steps_per_epoch = steps_per_epoch;
   summary_.trainers = ctx_.world_size();
-  for (int epoch = 0; epoch < options_.num_epochs; ++epoch) {
+  for (int epoch = options_.first_epoch; epoch < options_.num_epochs; ++epoch) {
     Timer epoch_timer;
     const HostCpu cpu_at_start = host_cpu();
     PhaseTimes ep, window;
@@ -185,6 +187,7 @@ RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_ep
                           "mini-batches/s | {} | host CPU {:.0f}% busy{}",
                           epoch, epoch_s, summary_.loss, summary_.train_acc, ep.seeds / epoch_s, ep.steps / epoch_s,
                           ep.split(), 100 * cpu_busy, eval_text));
+    if (options_.after_epoch) options_.after_epoch(epoch + 1);
   }
   return summary_;
 }

@@ -104,7 +104,7 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
 void check_cache(distributed::Context& ctx, distributed::DistGraph& g, const sampling::DistNeighborSampler& sampler,
                  const Originals& o, const tessera::Dataset& original) {
   const distributed::DistTensor feat = g.ndata("feat");
-  const auto cache = distributed::RemoteRowCache::build(ctx, feat.spec(), 0.3);
+  const auto cache = distributed::RemoteRowCache::build(ctx, feat.spec(), 0.3, int64_t{1} << 30);
   const tessera::IdSpace& space = ctx.book().space(feat.spec().policy);
   int64_t expected_rows = 0;
   for (int p = 0; p < ctx.num_parts(); ++p) {
@@ -130,6 +130,9 @@ void check_cache(distributed::Context& ctx, distributed::DistGraph& g, const sam
   if (cache->num_rows() != expected_rows) fail("the cache has {} rows, expected {}", cache->num_rows(), expected_rows);
   for (int64_t id = space.starts[ctx.local_part()]; id < space.starts[ctx.local_part() + 1]; ++id)
     if (cache->contains(id)) fail("the cache holds local node {}", id);
+  // A budget of 10 rows wins over the fraction.
+  const auto small = distributed::RemoteRowCache::build(ctx, feat.spec(), 0.3, 10 * feat.spec().row_bytes());
+  if (small->num_rows() > 10 || small->num_rows() < 9) fail("a 10-row budget cached {} rows", small->num_rows());
   check_batches(ctx, sampler, o, original, 2, cache);
   if (cache->remote_ids_found() == 0) fail("no input row came from the cache");
   fmt::print("rank {}: a cache of {} remote rows served {} of {} remote input rows, all matching the dataset\n", ctx.rank(),

@@ -34,9 +34,11 @@ namespace tessera::distributed {
 class RemoteRowCache {
  public:
   // Caches `fraction` of every other partition's nodes (all partitions on a
-  // client machine): those of largest in-degree. Null when fraction is 0 or
+  // client machine), those of largest in-degree, in at most `max_bytes` of
+  // rows (each partition then gets its share). Null when fraction is 0 or
   // the process is standalone (every row is local then).
-  static std::shared_ptr<RemoteRowCache> build(Context& ctx, const store::TensorSpec& spec, double fraction);
+  static std::shared_ptr<RemoteRowCache> build(Context& ctx, const store::TensorSpec& spec, double fraction,
+                                               int64_t max_bytes);
 
   const store::TensorSpec& spec() const { return spec_; }
   int64_t num_rows() const { return rows_.empty_handle() ? 0 : rows_.rows(); }

@@ -87,9 +87,14 @@ void warn_if_unreachable(const distributed::Context& ctx, const std::string& cat
 
 // How an EpochLoop runs.
 struct EpochLoopOptions {
+  EpochLoopOptions(int epochs = 1, int log_every_steps = 20, int eval_every_epochs = 1)
+      : num_epochs(epochs), log_every(log_every_steps), eval_every(eval_every_epochs) {}
   int num_epochs = 1;
   int log_every = 20;  // steps between progress lines
   int eval_every = 1;  // epochs between evaluations; the last epoch always evaluates
+  int first_epoch = 0;  // epochs already done (a resumed run starts after them)
+  // Called after each epoch with the number of epochs done (checkpoints).
+  std::function<void(int epochs_done)> after_epoch;
 };
 // Fails naming --num-epochs, --log-every or --eval-every when one is below 1.
 void check(const EpochLoopOptions& options);
