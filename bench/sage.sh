@@ -9,6 +9,8 @@
 #       partition, both "machines" on this host: epoch time, mini-batches/s
 #       summed over trainers, the time split, peak RSS per process;
 #   (b') the same with --insecure: the cost of CURVE encryption, beside it;
+#   (b'') the same, encrypted, with --cache-remote-features 0: every remote
+#       row pulled every time, as DistDGL does (the cache's worth);
 #   (c) the same in server-client mode: the 2 trainers on a third machine
 #       that holds no partition.
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
@@ -25,7 +27,8 @@ source bench/rmat_common.sh
 echo "## (a) single-process sampling, 2 sampler threads"
 build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600
 
-# Runs the job on an ip_config and prints its table: run_job TITLE IP_CONFIG TRAINERS LOG [LAUNCH FLAGS]
+# Runs the job on an ip_config and prints its table:
+# run_job TITLE IP_CONFIG TRAINERS LOG [LAUNCH FLAGS] [TRAINER FLAGS]
 run_job() {
   echo
   echo "## $1"
@@ -33,7 +36,7 @@ run_job() {
   $bin launch --ip-config "$2" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers "$3" \
     --num-samplers "${SAMPLERS:-1}" --extra-envs "TESSERA_NUM_THREADS=${THREADS:-1}" ${5:-} \
     "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
-     --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 --out $dir/out-\$TESSERA_MACHINE_ID" \
+     --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 ${6:-} --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }
   python3 - "$4" <<'PY'
 import json, re, sys
@@ -43,12 +46,14 @@ for line in open(sys.argv[1]):
     if m: finals[m.group(1) + "/trainer/" + m.group(2)] = json.loads(m.group(3))
     m = re.search(r'server (m\d+/server/\d+): shut down \(peak RSS (\d+) MB\)', line)
     if m: servers[m.group(1)] = int(m.group(2))
-print("| epoch time (s) | steps/epoch/trainer | mini-batches/s summed | sample (s) | fetch (s) | wait (s) | compute (s) | all-reduce (s) | test acc |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| epoch time (s) | steps/epoch/trainer | mini-batches/s summed | sample (s) | fetch (s) | wait (s) | compute (s) | all-reduce (s) | remote rows from cache | test acc |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 if not finals: sys.exit("no final metrics in the log")
 name, f = sorted(finals.items())[0]  # rank 0 prints the job's record
 summed = f["trainers"] * f["mini_batches_per_s"]
-print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {f["test_acc"]:.3f} |')
+hits = f.get("feature_cache_remote_hit_rate")
+cached = "off" if hits is None else f'{100 * hits:.0f}% ({f["feature_cache_rows"]} rows)'
+print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {cached} | {f["test_acc"]:.3f} |')
 print()
 print("| process | peak RSS (MB) |")
 print("|---|---|")
@@ -64,6 +69,9 @@ run_job "(b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $ep
 # Encryption's cost: the same job with --insecure (authenticated, in the clear).
 run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted)" \
   "$dir/ip_config.txt" 1 "$dir/sage_insecure.log" --insecure
+# The cache's worth: the same encrypted job pulling every remote row every time.
+run_job "(b'') the same, encrypted, with --cache-remote-features 0 (every remote row pulled each time, as DistDGL)" \
+  "$dir/ip_config.txt" 1 "$dir/sage_nocache.log" "" "--cache-remote-features 0"
 # (c) The same partitions and trainers, placed apart: every row and sample
 # of the trainers now crosses the network (GraphLearn-for-PyTorch's mode).
 printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)) $((port + 20)) \
