@@ -264,6 +264,41 @@ TEST_F(Launch, IpConfigErrorsNameFileAndLine) {
   EXPECT_FALSE(fs::exists(flag_file)) << "a process was started";
 }
 
+// --max-restarts: a failed job starts again, TESSERA_RESTART counting the
+// attempts, and the launcher's exit code is the last attempt's.
+TEST_F(Launch, AFailedJobIsRestartedUpToMaxRestarts) {
+  const std::string ip = two_machines(1);
+  const std::string attempts = work_ / "attempts";
+  // Machine 0's server starts first: it notes the attempt, and every process fails.
+  const std::string note = fmt::format(
+      "if [ \"$TESSERA_ROLE\" = server ] && [ \"$TESSERA_MACHINE_ID\" = 0 ]; then echo \"attempt ${{TESSERA_RESTART:-0}}\" "
+      ">> {}; fi; ",
+      attempts);
+  const CommandResult failing =
+      launch("--ip-config " + ip + " --part-config " + part_config() + " --max-restarts 2", note + "exit 3");
+  EXPECT_EQ(failing.exit_code, 3) << failing.err;
+  EXPECT_EQ(testing::read_file(attempts), "attempt 0\nattempt 1\nattempt 2\n");
+  EXPECT_NE(failing.err.find("restart 2 of 2 on the same machines, with TESSERA_RESTART=2"), std::string::npos)
+      << failing.err;
+
+  // One that succeeds on its first restart ends there, with exit code 0.
+  fs::remove(attempts);
+  const CommandResult recovering = launch("--ip-config " + ip + " --part-config " + part_config() + " --max-restarts 5",
+                                          note + "[ \"${TESSERA_RESTART:-0}\" -ge 1 ] || exit 5");
+  EXPECT_EQ(recovering.exit_code, 0) << recovering.err;
+  EXPECT_EQ(testing::read_file(attempts), "attempt 0\nattempt 1\n");
+
+  // No restart without the flag; a negative count is refused up front.
+  fs::remove(attempts);
+  const CommandResult once = launch("--ip-config " + ip + " --part-config " + part_config(), note + "exit 4");
+  EXPECT_EQ(once.exit_code, 4);
+  EXPECT_EQ(testing::read_file(attempts), "attempt 0\n");
+  const CommandResult negative =
+      launch("--ip-config " + ip + " --part-config " + part_config() + " --max-restarts -1", "true");
+  EXPECT_EQ(negative.exit_code, 1);
+  EXPECT_NE(negative.err.find("--max-restarts -1 is outside 0..1000"), std::string::npos) << negative.err;
+}
+
 TEST_F(Launch, SharedMemoryIsRemovedAfterFailure) {
   const std::string ip = two_machines(1);
   // Named after the launcher ($PPID), which lives until teardown, so no other

@@ -1,5 +1,5 @@
 // A job survives the loss of any process: `tessera launch --max-restarts 1`
-// runs `train sage` on 2 machines (loopback), a trainer or a server is
+// runs `train sage` (and `kge train`) on 2 machines (loopback), a trainer or a server is
 // killed with SIGKILL half-way, the launcher tears the job down and starts
 // it again, and the trainers resume from their newest common checkpoint.
 // The job must exit 0 with the accuracy of an uninterrupted run and lose at
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,16 @@ std::vector<int> job_processes(const std::string& id, const std::string& role, i
   return pids;
 }
 
+// Trainer 0's final record in a launcher's log, whose last lines may be the
+// launcher's own (leftovers it removed).
+nlohmann::json final_record(const std::string& log) {
+  std::istringstream lines(log);
+  std::string record;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("[m0/trainer/0] {", 0) == 0) record = line;
+  return final_metrics(record);
+}
+
 class RestartTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -74,18 +85,18 @@ class RestartTest : public ::testing::Test {
         TESSERA_BINARY, loopback_ip_config(scratch_.path(), 2), dir_->path(), restarts, TESSERA_BINARY, kEpochs, out);
   }
 
-  // Runs the job, kills `role` of machine 1 once trainer 0 has finished
-  // half the epochs, and returns the launcher's log (exit code in *code).
-  std::string run_with_kill(const std::string& role, const std::string& out, int* code, double* seconds) {
-    const std::string log = out + ".log";
+  // Runs `job_command`, kills the tessera process of `role` on machine 1
+  // once `marker` shows in the log, and returns the launcher's log (exit
+  // code in *code, wall time in *seconds).
+  static std::string run_with_kill(const std::string& job_command, const std::string& marker, const std::string& role,
+                                   const std::string& log, int* code, double* seconds) {
     const auto start = std::chrono::steady_clock::now();
-    BackgroundCommand job(command(out, 1), log);
-    const std::string half = fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kEpochs / 2 - 1);
+    BackgroundCommand job(job_command, log);
     std::string text;
-    while ((text = read_file(log)).find(half) == std::string::npos) {
+    while ((text = read_file(log)).find(marker) == std::string::npos) {
       EXPECT_EQ(job.wait(0), -1) << text;
       if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
-        ADD_FAILURE() << "no epoch " << kEpochs / 2 - 1 << " within 120 s:\n" << text;
+        ADD_FAILURE() << "no '" << marker << "' within 120 s:\n" << text;
         return text;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -126,18 +137,66 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
     int code = -1;
     double seconds = 0;
     const std::string out = d + "/killed-" + role;
-    const std::string text = run_with_kill(role, out, &code, &seconds);
+    const std::string text =
+        run_with_kill(command(out, 1), fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kEpochs / 2 - 1), role,
+                      out + ".log", &code, &seconds);
     ASSERT_EQ(code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines, with TESSERA_RESTART=1"), std::string::npos) << text;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resuming after epoch (\\d+)"))) << text;
     EXPECT_GE(std::stoi(m[1].str()), kEpochs / 2 - 2) << "lost more than one checkpoint interval:\n" << text;
-    const double acc = final_metrics(read_file(out + ".log"))["test_acc"].get<double>();
+    const double acc = final_record(read_file(out + ".log"))["test_acc"].get<double>();
     EXPECT_NEAR(acc, plain_acc, 0.03) << text;
     EXPECT_LE(seconds, 1.5 * plain_s + 30) << text;
     fmt::print("killed {}: exit 0 after a restart, test accuracy {:.4f} (uninterrupted {:.4f}), {:.1f} s "
                "(uninterrupted {:.1f} s)\n",
                role, acc, plain_acc, seconds, plain_s);
+  }
+}
+
+// DGL-KE's asynchronous training: trainer 0 checkpoints every 500 steps
+// (entity rows read from the servers), and after a restart the servers
+// start from the partition again and take the checkpoint's rows.
+TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
+  TESSERA_REQUIRE_SHARED("kg/umls", data);
+  const std::string d = scratch_.path();
+  ASSERT_EQ(run_tessera(fmt::format("kge partition --data_path {} -k 2 --out {}/p2", data, d)).exit_code, 0);
+  const auto command = [&](const std::string& out) {
+    return fmt::format(
+        "{} launch --ip-config {} --part-config {}/p2/umls.json --num-servers 1 --num-trainers 1 --timeout 20 "
+        "--max-restarts 1 \"{} kge train --model_name DistMult --hidden_dim 64 --lr 0.1 --batch_size 256 "
+        "--neg_sample_size 64 -adv --max_step 2000 --log_interval 250 --checkpoint_interval 500 --num_thread 1 "
+        "--test --seed 2 --save_path {}\"",
+        TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, out);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult plain = run_command(command(d + "/plain"));
+  const double plain_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  const double plain_mrr = final_metrics(plain.out)["test_mrr"].get<double>();
+  EXPECT_GT(plain_mrr, 0.5);
+
+  for (const std::string role : {"trainer", "server"}) {
+    SCOPED_TRACE(role);
+    int code = -1;
+    double seconds = 0;
+    const std::string out = d + "/killed-" + role;
+    const std::string text =
+        run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](1250/2000)", role, out + ".log", &code, &seconds);
+    ASSERT_EQ(code, 0) << text;
+    EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resumed from .*/checkpoint at step (\\d+)")))
+        << text;
+    EXPECT_GE(std::stoi(m[1].str()), 1000) << "lost more than one checkpoint interval:\n" << text;
+    const double mrr = final_record(read_file(out + ".log"))["test_mrr"].get<double>();
+    // Hogwild workers and asynchronous pushes: runs of one seed differ by a
+    // few hundredths.
+    EXPECT_NEAR(mrr, plain_mrr, 0.05) << text;
+    EXPECT_LE(seconds, 1.5 * plain_s + 30) << text;
+    fmt::print("kge, killed {}: exit 0 after a restart, test MRR {:.4f} (uninterrupted {:.4f}), {:.1f} s "
+               "(uninterrupted {:.1f} s)\n",
+               role, mrr, plain_mrr, seconds, plain_s);
   }
 }
 

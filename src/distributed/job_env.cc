@@ -29,6 +29,8 @@ int require_int(const char* name, int min, int max) {
 
 }  // namespace
 
+int launcher_restart() { return get("TESSERA_RESTART") ? require_int("TESSERA_RESTART", 0, 1000) : 0; }
+
 void read_security_variables(JobEnv* env) {
   const char* key_file = get("TESSERA_KEY_FILE");
   if (key_file == nullptr)

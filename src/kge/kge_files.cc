@@ -111,6 +111,10 @@ void write_checkpoint(const std::string& save_path, const Checkpoint& c, const n
   dir.commit();
 }
 
+bool checkpoint_exists(const std::string& save_path) {
+  return fs::exists(fs::path(save_path) / "checkpoint" / "progress.json");
+}
+
 Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config) {
   const std::string dir = (fs::path(save_path) / "checkpoint").string();
   const nlohmann::json progress = read_json_file(

@@ -45,6 +45,8 @@ struct Checkpoint {
 void write_checkpoint(const std::string& save_path, const Checkpoint& checkpoint, const nlohmann::json& config);
 // Fails naming the folder when there is none, or when it was written for
 // another model or shape (`config` must match what it recorded).
+// Whether <save_path>/checkpoint holds a published checkpoint.
+bool checkpoint_exists(const std::string& save_path);
 Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config);
 
 }  // namespace tessera::kge

@@ -14,6 +14,7 @@
 #include "kge_job.h"
 #include "kge_step.h"
 #include "ranker.h"
+#include "tessera/distributed/job_env.h"
 #include "tessera/train/run_log.h"
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
@@ -189,7 +190,16 @@ int run_kge_training(const KgeOptions& options) {
                        score->entity_dim(), score->relation_dim(), job.worker_triples.size(), threads));
 
   int64_t step = 0;
-  if (o.resume) {
+  bool resume = o.resume;
+  if (!resume && distributed::launcher_restart() > 0) {
+    // Restarted by the launcher: resume if trainer 0 (which writes them)
+    // has a checkpoint; a job that failed before its first starts over.
+    std::vector<int64_t> has{job.logs() && checkpoint_exists(o.save_path) ? 1 : 0};
+    if (job.distributed()) has = job.ctx->collectives().all_gather(has)[0];
+    resume = has[0] == 1;
+    if (!resume) log.line(fmt::format("restarted by the launcher; no checkpoint in {} yet: starting over", o.save_path));
+  }
+  if (resume) {
     const Checkpoint c = job.logs() || !job.distributed() ? read_checkpoint(o.save_path, config) : Checkpoint{};
     if (job.logs()) {
       job.entities->write_all(c.entities, c.entity_state);

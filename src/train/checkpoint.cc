@@ -14,6 +14,7 @@
 #include "io/staged_dir.h"
 #include "tessera/base/error.h"
 #include "tessera/distributed/context.h"
+#include "tessera/distributed/job_env.h"
 
 namespace tessera::train {
 namespace fs = std::filesystem;
@@ -66,10 +67,7 @@ void check(const CheckpointOptions& o) {
   if (o.keep < 1) fail("--keep-checkpoints must be at least 1 (got {})", o.keep);
 }
 
-bool resuming(const CheckpointOptions& o) {
-  const char* restart = std::getenv("TESSERA_RESTART");
-  return o.resume || (restart != nullptr && *restart != '\0' && std::string(restart) != "0");
-}
+bool resuming(const CheckpointOptions& o) { return o.resume || distributed::launcher_restart() > 0; }
 
 Checkpoints::Checkpoints(const std::string& dir, int rank, int keep)
     : dir_(fmt::format("{}/trainer-{}", dir, rank)), keep_(keep) {}

@@ -71,6 +71,11 @@ std::string role_name(Role role);
 // kStandalone when none of their variables (or no TESSERA_IP_CONFIG) is set.
 JobEnv job_env_from_cluster_manager();
 
+// Which start of the job this is: 0 the first, k after the launcher's k-th
+// restart (TESSERA_RESTART, `tessera launch --max-restarts`). Trainers that
+// keep checkpoints resume from them when it is not 0.
+int launcher_restart();
+
 // Reads TESSERA_KEY_FILE (required) and TESSERA_INSECURE into `env`.
 void read_security_variables(JobEnv* env);
 
