@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -148,6 +149,15 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
     const double acc = final_record(read_file(out + ".log"))["test_acc"].get<double>();
     EXPECT_NEAR(acc, plain_acc, 0.03) << text;
     EXPECT_LE(seconds, 1.5 * plain_s + 30) << text;
+    // The resumed run appended to the first attempt's metrics: every epoch
+    // has a record.
+    std::set<int> epochs;
+    std::istringstream records(read_file(out + "/metrics.jsonl"));
+    for (std::string line; std::getline(records, line);) {
+      const nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
+      if (r.is_object() && r.contains("epoch")) epochs.insert(r["epoch"].get<int>());
+    }
+    EXPECT_EQ(epochs.size(), static_cast<size_t>(kEpochs)) << read_file(out + "/metrics.jsonl");
     fmt::print("killed {}: exit 0 after a restart, test accuracy {:.4f} (uninterrupted {:.4f}), {:.1f} s "
                "(uninterrupted {:.1f} s)\n",
                role, acc, plain_acc, seconds, plain_s);

@@ -111,12 +111,23 @@ void write_checkpoint(const std::string& save_path, const Checkpoint& c, const n
   dir.commit();
 }
 
+namespace {
+
+// The checkpoint directory to read: the published one, or the one a writer
+// killed while replacing it had moved aside.
+std::string checkpoint_dir(const std::string& save_path) {
+  const std::string dir = published_or_previous((fs::path(save_path) / "checkpoint").string());
+  return dir.empty() ? (fs::path(save_path) / "checkpoint").string() : dir;
+}
+
+}  // namespace
+
 bool checkpoint_exists(const std::string& save_path) {
-  return fs::exists(fs::path(save_path) / "checkpoint" / "progress.json");
+  return fs::exists(fs::path(checkpoint_dir(save_path)) / "progress.json");
 }
 
 Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config) {
-  const std::string dir = (fs::path(save_path) / "checkpoint").string();
+  const std::string dir = checkpoint_dir(save_path);
   const nlohmann::json progress = read_json_file(
       dir + "/progress.json",
       fmt::format("--resume: no checkpoint in {} (training writes one every --checkpoint_interval steps)", dir));

@@ -174,7 +174,8 @@ int run_kge_training(const KgeOptions& options) {
          "(--num_trainers)", o.num_proc);
   const nlohmann::json config = model_config(o, job.kg);
   if (job.logs()) fs::create_directories(o.save_path);
-  train::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs());
+  train::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs(),
+                    o.resume || distributed::launcher_restart() > 0);
   if (job.logs()) {
     nlohmann::json run = job.distributed() ? train::describe_job(*job.ctx)
                                            : nlohmann::json{{"graph_name", job.kg.name}, {"trainers", 1}, {"machines", 1}};

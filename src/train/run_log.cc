@@ -46,10 +46,10 @@ struct RunLog::RunFile {
   static std::string utc_now() { return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr))); }
 };
 
-RunLog::RunLog(const std::string& metrics_path, bool active)
+RunLog::RunLog(const std::string& metrics_path, bool active, bool append)
     : active_(active), bars_(active && Progress::enabled(stdout)), metrics_path_(metrics_path) {
   if (!active_ || metrics_path.empty()) return;
-  metrics_.open(metrics_path, std::ios::trunc);
+  metrics_.open(metrics_path, append ? std::ios::app : std::ios::trunc);
   if (!metrics_) fail("cannot write the metrics file {}", metrics_path);
 }
 

@@ -66,7 +66,7 @@ int run_sage_training(const SageTrainOptions& o) {
   nlohmann::json config = to_json(o);
   config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features},
                  {"checkpoint_every", o.checkpoint.every}, {"keep_checkpoints", o.checkpoint.keep}});
-  RunLog log = open_run_log(*ctx, out_dir, "train sage", config);
+  RunLog log = open_run_log(*ctx, out_dir, "train sage", config, resuming(o.checkpoint));
 
   const distributed::DistTensor feat = g.ndata("feat");
   if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)

@@ -199,10 +199,10 @@ void EpochLoop::finish(const RunSummary& summary) {
 }
 
 RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool,
-                    const nlohmann::json& config) {
+                    const nlohmann::json& config, bool append) {
   const bool logger = ctx.rank() == 0;
   if (logger) std::filesystem::create_directories(out_dir);
-  RunLog log(out_dir + "/metrics.jsonl", logger);
+  RunLog log(out_dir + "/metrics.jsonl", logger, append);
   if (!logger) return log;
   const std::vector<std::string> args = process_arguments();
   nlohmann::json run = describe_job(ctx);

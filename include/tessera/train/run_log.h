@@ -4,7 +4,7 @@
 // With describe_run(), run.json beside the metrics file says what ran (command line, versions, hosts, start and
 // end time, status, configuration, partition config): `tessera report` draws a run from these two files.
 //
-// A RunLog owns its metrics file (truncated when opened, each record flushed at once, closed with the RunLog)
+// A RunLog owns its metrics file (truncated when opened unless appending, each record flushed at once, closed with the RunLog)
 // and shares standard output with the process. It has no locks: use it from one thread. The constructor throws
 // tessera::Error naming the metrics file when it cannot be written; the writing calls do not throw for I/O.
 #pragma once
@@ -31,8 +31,9 @@ namespace tessera::train {
 class RunLog {
  public:
   // `metrics_path`: the JSON-lines file ("" for none); `active`: false on
-  // every trainer but the one that logs.
-  RunLog(const std::string& metrics_path, bool active);
+  // every trainer but the one that logs; `append`: keep the records already
+  // there (a run resumed from a checkpoint) instead of starting the file over.
+  RunLog(const std::string& metrics_path, bool active, bool append = false);
 
   ~RunLog();
   RunLog(RunLog&&) noexcept;

@@ -140,8 +140,9 @@ class EpochLoop {
 // out_dir/run.json (RunLog::describe_run) with `tool` (what ran; "" for the
 // program's name), `config` (its options), the graph, the partition config,
 // the trainers and the ip_config's hosts; the others' logs are silent.
+// `append`: a resumed run keeps the metrics records of the runs before it.
 RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool = "",
-                    const nlohmann::json& config = nlohmann::json::object());
+                    const nlohmann::json& config = nlohmann::json::object(), bool append = false);
 
 // Where a trainer writes: `given` (--out) when set, else the launcher's run
 // directory (TESSERA_RUN_DIR, from `tessera launch --run-dir`), else `fallback`.
