@@ -17,7 +17,7 @@ dir=${BENCH_DIR:-/tmp/tessera-bench-restart}
 scripts/build >/dev/null
 bin=$PWD/build/tessera
 mkdir -p "$dir"
-[ -f "$dir/data/meta.json" ] || $bin gen products-like --nodes 200000 --edges 4000000 --seed 0 --out "$dir/data" >/dev/null
+[ -f "$dir/data/meta.json" ] || $bin gen products-like --nodes 200000 --edges 4000000 --seed 0 --out "$dir/data" >/dev/null 2>&1
 [ -f "$dir/p2/products.json" ] || $bin partition --input "$dir/data" --graph-name products --num-parts 2 \
   --method metis --balance-train --balance-edges --out "$dir/p2" >/dev/null 2>&1
 port=${BENCH_PORT:-34350}
