@@ -86,11 +86,24 @@ class RestartTest : public ::testing::Test {
         TESSERA_BINARY, loopback_ip_config(scratch_.path(), 2), dir_->path(), restarts, TESSERA_BINARY, kEpochs, out);
   }
 
+  // A job's launcher log, exit code and wall time.
+  struct Run {
+    std::string log;
+    int code = -1;
+    double seconds = 0;
+  };
+
+  // Runs `job_command` to the end.
+  static Run run(const std::string& job_command) {
+    const auto start = std::chrono::steady_clock::now();
+    const CommandResult r = run_command(job_command);
+    return {r.out + r.err, r.exit_code, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  }
+
   // Runs `job_command`, kills the tessera process of `role` on machine 1
-  // once `marker` shows in the log, and returns the launcher's log (exit
-  // code in *code, wall time in *seconds).
-  static std::string run_with_kill(const std::string& job_command, const std::string& marker, const std::string& role,
-                                   const std::string& log, int* code, double* seconds) {
+  // once `marker` shows in its log file `log`.
+  static Run run_with_kill(const std::string& job_command, const std::string& marker, const std::string& role,
+                           const std::string& log) {
     const auto start = std::chrono::steady_clock::now();
     BackgroundCommand job(job_command, log);
     std::string text;
@@ -98,7 +111,7 @@ class RestartTest : public ::testing::Test {
       EXPECT_EQ(job.wait(0), -1) << text;
       if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
         ADD_FAILURE() << "no '" << marker << "' within 120 s:\n" << text;
-        return text;
+        return {text};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -107,9 +120,8 @@ class RestartTest : public ::testing::Test {
     const std::vector<int> victims = job_processes(m[1].str(), role, 1);
     EXPECT_EQ(victims.size(), 1u) << role << "\n" << text;
     for (int pid : victims) EXPECT_EQ(::kill(pid, SIGKILL), 0);
-    *code = job.wait(300);
-    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return read_file(log);
+    const int code = job.wait(300);
+    return {read_file(log), code, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   }
 
   TempDir scratch_;
@@ -120,12 +132,10 @@ TempDir* RestartTest::dir_ = nullptr;
 
 TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
   const std::string d = scratch_.path();
-  const auto start = std::chrono::steady_clock::now();
-  const CommandResult plain = run_command(command(d + "/plain", 1));
-  const double plain_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
-  const double plain_acc = final_metrics(plain.out)["test_acc"].get<double>();
-  EXPECT_EQ(plain.err.find("restart"), std::string::npos) << plain.err;
+  const Run plain = run(command(d + "/plain", 1));
+  ASSERT_EQ(plain.code, 0) << plain.log;
+  const double plain_acc = final_record(plain.log)["test_acc"].get<double>();
+  EXPECT_EQ(plain.log.find("restart"), std::string::npos) << plain.log;
   // Every trainer keeps the newest 2 checkpoints; none after the last epoch.
   for (int rank : {0, 1})
     for (int epochs : {kEpochs - 2, kEpochs - 1})
@@ -135,20 +145,19 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
 
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
-    int code = -1;
-    double seconds = 0;
     const std::string out = d + "/killed-" + role;
-    const std::string text =
+    const Run killed =
         run_with_kill(command(out, 1), fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kEpochs / 2 - 1), role,
-                      out + ".log", &code, &seconds);
-    ASSERT_EQ(code, 0) << text;
+                      out + ".log");
+    const std::string& text = killed.log;
+    ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines, with TESSERA_RESTART=1"), std::string::npos) << text;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resuming after epoch (\\d+)"))) << text;
     EXPECT_GE(std::stoi(m[1].str()), kEpochs / 2 - 2) << "lost more than one checkpoint interval:\n" << text;
-    const double acc = final_record(read_file(out + ".log"))["test_acc"].get<double>();
+    const double acc = final_record(text)["test_acc"].get<double>();
     EXPECT_NEAR(acc, plain_acc, 0.03) << text;
-    EXPECT_LE(seconds, 1.5 * plain_s + 30) << text;
+    EXPECT_LE(killed.seconds, 1.5 * plain.seconds + 30) << text;
     // The resumed run appended to the first attempt's metrics: every epoch
     // has a record.
     std::set<int> epochs;
@@ -160,7 +169,7 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
     EXPECT_EQ(epochs.size(), static_cast<size_t>(kEpochs)) << read_file(out + "/metrics.jsonl");
     fmt::print("killed {}: exit 0 after a restart, test accuracy {:.4f} (uninterrupted {:.4f}), {:.1f} s "
                "(uninterrupted {:.1f} s)\n",
-               role, acc, plain_acc, seconds, plain_s);
+               role, acc, plain_acc, killed.seconds, plain.seconds);
   }
 }
 
@@ -179,34 +188,30 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
         "--test --seed 2 --save_path {}\"",
         TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, out);
   };
-  const auto start = std::chrono::steady_clock::now();
-  const CommandResult plain = run_command(command(d + "/plain"));
-  const double plain_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
-  const double plain_mrr = final_metrics(plain.out)["test_mrr"].get<double>();
+  const Run plain = run(command(d + "/plain"));
+  ASSERT_EQ(plain.code, 0) << plain.log;
+  const double plain_mrr = final_record(plain.log)["test_mrr"].get<double>();
   EXPECT_GT(plain_mrr, 0.5);
 
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
-    int code = -1;
-    double seconds = 0;
     const std::string out = d + "/killed-" + role;
-    const std::string text =
-        run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](1250/2000)", role, out + ".log", &code, &seconds);
-    ASSERT_EQ(code, 0) << text;
+    const Run killed = run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](1250/2000)", role, out + ".log");
+    const std::string& text = killed.log;
+    ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resumed from .*/checkpoint at step (\\d+)")))
         << text;
     EXPECT_GE(std::stoi(m[1].str()), 1000) << "lost more than one checkpoint interval:\n" << text;
-    const double mrr = final_record(read_file(out + ".log"))["test_mrr"].get<double>();
+    const double mrr = final_record(text)["test_mrr"].get<double>();
     // Hogwild workers and asynchronous pushes: runs of one seed differ by a
     // few hundredths.
     EXPECT_NEAR(mrr, plain_mrr, 0.05) << text;
-    EXPECT_LE(seconds, 1.5 * plain_s + 30) << text;
+    EXPECT_LE(killed.seconds, 1.5 * plain.seconds + 30) << text;
     fmt::print("kge, killed {}: exit 0 after a restart, test MRR {:.4f} (uninterrupted {:.4f}), {:.1f} s "
                "(uninterrupted {:.1f} s)\n",
-               role, mrr, plain_mrr, seconds, plain_s);
+               role, mrr, plain_mrr, killed.seconds, plain.seconds);
   }
 }
 

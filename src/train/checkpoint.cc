@@ -60,6 +60,21 @@ std::string damage(const std::string& dir) {
   return "";
 }
 
+// Epochs of the checkpoint directories published in `dir`, newest first:
+// "epoch-3", not a staging "epoch-3.tessera-tmp-…".
+std::vector<int64_t> published_epochs(const std::string& dir) {
+  std::vector<int64_t> epochs;
+  if (!fs::is_directory(dir)) return epochs;
+  const std::string prefix = kPrefix;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find('.') == std::string::npos)
+      epochs.push_back(std::strtoll(name.c_str() + prefix.size(), nullptr, 10));
+  }
+  std::sort(epochs.rbegin(), epochs.rend());
+  return epochs;
+}
+
 }  // namespace
 
 void check(const CheckpointOptions& o) {
@@ -86,28 +101,17 @@ void Checkpoints::save(int64_t epochs, const std::function<void(const std::strin
     write_text_file(staged.path() + "/" + kManifest, nlohmann::json{{"epochs", epochs}, {"files", files}}.dump(1));
     staged.commit();
   }
-  std::vector<int64_t> all;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(kPrefix, 0) == 0 && name.find('.') == std::string::npos)
-      all.push_back(std::strtoll(name.c_str() + 6, nullptr, 10));
-  }
-  std::sort(all.rbegin(), all.rend());
+  const std::vector<int64_t> all = published_epochs(dir_);
   for (size_t i = static_cast<size_t>(keep_); i < all.size(); ++i) fs::remove_all(path(all[i]));
 }
 
 std::vector<int64_t> Checkpoints::intact() const {
   std::vector<int64_t> found;
-  if (!fs::is_directory(dir_)) return found;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    const std::string name = entry.path().filename().string();
-    // Published names only: "epoch-3", not a staging "epoch-3.tessera-tmp-…".
-    if (name.rfind(kPrefix, 0) != 0 || name.find('.') != std::string::npos) continue;
-    const std::string why = damage(entry.path().string());
-    if (why.empty()) found.push_back(std::strtoll(name.c_str() + 6, nullptr, 10));
-    else fmt::print(stderr, "warning: checkpoint {} is damaged ({}); not loading it\n", entry.path().string(), why);
+  for (int64_t epochs : published_epochs(dir_)) {
+    const std::string why = damage(path(epochs));
+    if (why.empty()) found.push_back(epochs);
+    else fmt::print(stderr, "warning: checkpoint {} is damaged ({}); not loading it\n", path(epochs), why);
   }
-  std::sort(found.rbegin(), found.rend());
   return found;
 }
 
