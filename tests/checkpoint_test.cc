@@ -24,7 +24,7 @@ void write_payload(const std::string& dir, int value) {
 
 TEST(Checkpoints, KeepsTheNewestIntactOnes) {
   testing::TempDir dir;
-  const Checkpoints c(dir.path(), 3, 2);
+  const Checkpoints c(dir.path(), "trainer-3", 2);
   EXPECT_TRUE(c.intact().empty());
   for (int e = 1; e <= 3; ++e) c.save(e, [&](const std::string& d) { write_payload(d, e); });
   EXPECT_EQ(c.intact(), (std::vector<int64_t>{3, 2}));
@@ -35,7 +35,7 @@ TEST(Checkpoints, KeepsTheNewestIntactOnes) {
 
 TEST(Checkpoints, AnInterruptedOrDamagedOneIsNeverLoaded) {
   testing::TempDir dir;
-  const Checkpoints c(dir.path(), 0, 3);
+  const Checkpoints c(dir.path(), "server-0", 3);
   c.save(1, [&](const std::string& d) { write_payload(d, 1); });
   c.save(2, [&](const std::string& d) { write_payload(d, 2); });
   // A save that fails half-way (a killed process leaves its staging

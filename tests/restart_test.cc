@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tessera/io/npy.h"
 #include "test_util.h"
 
 namespace tessera::testing {
@@ -104,16 +106,25 @@ class RestartTest : public ::testing::Test {
   // once `marker` shows in its log file `log`.
   static Run run_with_kill(const std::string& job_command, const std::string& marker, const std::string& role,
                            const std::string& log) {
+    return run_with_kill(
+        job_command, "'" + marker + "' in the log",
+        [&](const std::string& text) { return text.find(marker) != std::string::npos; }, role, log);
+  }
+
+  // The same once `ready(log text)` holds.
+  static Run run_with_kill(const std::string& job_command, const std::string& what,
+                           const std::function<bool(const std::string&)>& ready, const std::string& role,
+                           const std::string& log) {
     const auto start = std::chrono::steady_clock::now();
     BackgroundCommand job(job_command, log);
     std::string text;
-    while ((text = read_file(log)).find(marker) == std::string::npos) {
+    while (!ready(text = read_file(log))) {
       EXPECT_EQ(job.wait(0), -1) << text;
       if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
-        ADD_FAILURE() << "no '" << marker << "' within 120 s:\n" << text;
+        ADD_FAILURE() << "no " << what << " within 120 s:\n" << text;
         return {text};
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::smatch m;
     EXPECT_TRUE(std::regex_search(text, m, std::regex("launch: job ([A-Za-z0-9_-]+)"))) << text;
@@ -213,6 +224,83 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
                "(uninterrupted {:.1f} s)\n",
                role, mrr, plain_mrr, killed.seconds, plain.seconds);
   }
+}
+
+// R-GCN on AIFB: the featureless types learn DistEmbedding rows, which the
+// servers checkpoint (rows and Adam state, each machine its own) beside the
+// trainers' dense checkpoints; a resumed job reloads both.
+TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoint) {
+  TESSERA_REQUIRE_SHARED("hetero/AIFB", aifb);
+  const std::string d = scratch_.path();
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --format rdf --graph-name aifb --num-parts 2 "
+                                    "--balance-train --out {}/p2", aifb, d)).exit_code, 0);
+  constexpr int kRgcnEpochs = 30;
+  const std::string ip_config = loopback_ip_config(d, 2);
+  const auto command = [&](const std::string& out, const std::string& extra) {
+    return fmt::format(
+        "{} launch --ip-config {} --part-config {}/p2/aifb.json --num-servers 1 --num-trainers 1 --num-samplers 1 "
+        "--timeout 20 --max-restarts 1 \"{} train rgcn --graph-name aifb --n-epochs {} --n-hidden 16 --fanout 20,20 "
+        "--batch-size 16 --lr 0.01 --sparse-lr 0.05 --use-self-loop --dropout 0.2 --seed 4 --out {} {}\"",
+        TESSERA_BINARY, ip_config, d, TESSERA_BINARY, kRgcnEpochs, out, extra);
+  };
+  const Run plain = run(command(d + "/plain", ""));
+  ASSERT_EQ(plain.code, 0) << plain.log;
+  const double plain_acc = final_record(plain.log)["test_acc"].get<double>();
+  for (const std::string owner : {"trainer-0", "trainer-1", "server-0", "server-1"})
+    for (int epochs : {kRgcnEpochs - 2, kRgcnEpochs - 1})
+      EXPECT_TRUE(fs::exists(fmt::format("{}/plain/checkpoints/{}/epoch-{}/MANIFEST.json", d, owner, epochs)))
+          << owner << " " << epochs;
+  // Each server wrote its own machine's rows of every embedding table.
+  const auto rows = [&](int machine) {
+    int64_t n = 0;
+    for (const auto& f : fs::directory_iterator(fmt::format("{}/plain/checkpoints/server-{}/epoch-{}", d, machine,
+                                                            kRgcnEpochs - 1)))
+      if (f.path().extension() == ".npy" && f.path().stem().extension().empty()) n += read_npy(f.path()).shape()[0];
+    return n;
+  };
+  EXPECT_GT(rows(0), 1000);
+  EXPECT_GT(rows(1), 1000);
+
+  const auto check_resumed = [&](const Run& killed, int min_epochs_kept) {
+    const std::string& text = killed.log;
+    ASSERT_EQ(killed.code, 0) << text;
+    EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resuming after epoch (\\d+) from \\S+/"
+                                                      "trainer-0/epoch-(\\d+)")))
+        << text;
+    EXPECT_GE(std::stoi(m[2].str()), min_epochs_kept) << "lost more than one checkpoint interval:\n" << text;
+    const double acc = final_record(text)["test_acc"].get<double>();
+    // 36 test entities: one is 0.028; a seed's runs land within two.
+    EXPECT_NEAR(acc, plain_acc, 0.06) << text;
+    EXPECT_LE(killed.seconds, 1.5 * plain.seconds + 30) << text;
+    fmt::print("rgcn: exit 0 after a restart from epoch {}, test accuracy {:.4f} (uninterrupted {:.4f}), {:.1f} s "
+               "(uninterrupted {:.1f} s)\n",
+               m[2].str(), acc, plain_acc, killed.seconds, plain.seconds);
+  };
+  for (const std::string role : {"trainer", "server"}) {
+    SCOPED_TRACE(role);
+    const std::string out = d + "/killed-" + role;
+    check_resumed(run_with_kill(command(out, ""), fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kRgcnEpochs / 2),
+                                role, out + ".log"),
+                  kRgcnEpochs / 2 - 1);
+  }
+
+  // Server 1 is killed while it writes checkpoint 20 (its files written, its
+  // manifest not yet published): the job resumes from checkpoint 10.
+  SCOPED_TRACE("server killed mid-checkpoint");
+  const std::string out = d + "/killed-mid-checkpoint";
+  const std::string staging = out + "/checkpoints/server-1";
+  const auto writing_checkpoint_20 = [&](const std::string&) {
+    std::error_code ec;
+    for (fs::directory_iterator it(staging, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename().string().rfind("epoch-20.tessera-tmp-", 0) == 0) return true;
+    return false;
+  };
+  const Run killed = run_with_kill("env TESSERA_FAULT_CHECKPOINT_PAUSE_MS=2000 " + command(out, "--checkpoint-every 10"),
+                                   "server 1 writing checkpoint 20", writing_checkpoint_20, "server", out + ".log");
+  check_resumed(killed, 10);
+  EXPECT_NE(killed.log.find("resuming after epoch 9 from"), std::string::npos) << killed.log;
 }
 
 }  // namespace

@@ -92,9 +92,11 @@ SparseOptimizer::SparseOptimizer(Context& ctx, const std::vector<const DistEmbed
     : ctx_(&ctx), params_(params) {
   for (const DistEmbedding* e : embeddings) {
     const std::string& policy = e->weight().spec().policy;
+    tensors_.push_back(e->name());
     auto state = [&](const char* what, std::vector<int64_t> row_shape) {
       state_.emplace_back(ctx, store::optimizer_state_name(e->name(), what), DType::kFloat32, std::move(row_shape),
                           policy);
+      tensors_.push_back(state_.back().name());
     };
     if (params.kind == store::SparseOptimizer::kAdagrad) {
       state("adagrad_sum", {e->dim()});

@@ -39,8 +39,12 @@ enum class MessageType : uint16_t {
   kStoreDelete = 15,  // frames: key -> reply: iarg 1 if it was set
   kStoreCount = 16,   // -> reply: iarg = number of keys
   kTopInDegree = 17,  // iarg = count -> reply: local offsets (int64) of the `count` nodes of largest in-degree
+  // Checkpoints of the machine's rows (main servers; frame 0 is JSON with "dir"):
+  kSaveCheckpoint = 18,   // iarg = epoch; JSON "keep", "tensors"
+  kLoadCheckpoint = 19,   // iarg = epoch; JSON "tensors"
+  kListCheckpoints = 20,  // -> reply: the intact epochs (int64), newest first
 };
-constexpr MessageType kLastMessageType = MessageType::kTopInDegree;
+constexpr MessageType kLastMessageType = MessageType::kListCheckpoints;
 
 
 #pragma pack(push, 1)

@@ -32,15 +32,6 @@ void add_sage(CLI::App& train) {
                   "in memory; 0: pull every remote row every time, as DistDGL (default 0.25)");
   cmd->add_option("--feature-cache-mb,--feature_cache_mb", o->feature_cache_mb,
                   "most megabytes of remote feature rows each trainer keeps (default 1024)");
-  cmd->add_option("--checkpoint-every,--checkpoint_every", o->checkpoint.every,
-                  "epochs between checkpoints of the model, optimizer and random state; 0: none (default 1)");
-  cmd->add_option("--checkpoint-dir,--checkpoint_dir", o->checkpoint.dir,
-                  "where each trainer keeps its checkpoints (default <out>/checkpoints)");
-  cmd->add_option("--keep-checkpoints,--keep_checkpoints", o->checkpoint.keep,
-                  "checkpoints kept per trainer (default 2)");
-  cmd->add_flag("--resume", o->checkpoint.resume,
-                "continue from the newest checkpoint every trainer holds intact (automatic after a restart by "
-                "tessera launch --max-restarts)");
   cmd->callback([o] { run_trainer(*o, &train::run_sage_training); });
 }
 

@@ -1,78 +1,54 @@
 #include "tessera/train/checkpoint.h"
 
-#include <zlib.h>
+#include <torch/torch.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "io/staged_dir.h"
 #include "tessera/base/error.h"
 #include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_checkpoint.h"
 #include "tessera/distributed/job_env.h"
+#include "tessera/train/run_log.h"
 
 namespace tessera::train {
-namespace fs = std::filesystem;
-
 namespace {
 
-constexpr const char* kManifest = "MANIFEST.json";
-constexpr const char* kPrefix = "epoch-";
-
-// Size and CRC-32 of a file, read in 1 MiB pieces.
-std::pair<uint64_t, uint32_t> size_and_crc(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read {}", path);
-  std::vector<char> buffer(1 << 20);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  uint64_t size = 0;
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize n = in.gcount();
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(n));
-    size += static_cast<uint64_t>(n);
-  }
-  return {size, static_cast<uint32_t>(crc)};
+void save_dense(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive weights;
+  model.save(weights);
+  weights.save_to(dir + "/model.pt");
+  torch::serialize::OutputArchive state;
+  optimizer.save(state);
+  state.save_to(dir + "/optimizer.pt");
+  torch::save(at::detail::getDefaultCPUGenerator().get_state(), dir + "/rng.pt");
 }
 
-// Why checkpoint directory `dir` cannot be loaded, or "" when it is intact.
-std::string damage(const std::string& dir) {
-  nlohmann::json manifest;
-  try {
-    std::ifstream in(dir + "/" + kManifest);
-    if (!in) return "it has no manifest";
-    manifest = nlohmann::json::parse(in);
-    for (const auto& [name, entry] : manifest.at("files").items()) {
-      const std::string file = dir + "/" + name;
-      if (!fs::exists(file)) return name + " is missing";
-      const auto [size, crc] = size_and_crc(file);
-      if (size != entry.at("bytes").get<uint64_t>()) return name + " has the wrong size";
-      if (crc != entry.at("crc32").get<uint32_t>()) return name + " fails its checksum";
-    }
-  } catch (const std::exception& e) {
-    return std::string("its manifest is unreadable: ") + e.what();
-  }
-  return "";
+void load_dense(const std::string& dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  with_context([&] { return "loading the checkpoint in " + dir; }, [&] {
+    torch::serialize::InputArchive weights;
+    weights.load_from(dir + "/model.pt");
+    model.load(weights);
+    torch::serialize::InputArchive state;
+    state.load_from(dir + "/optimizer.pt");
+    optimizer.load(state);
+    torch::Tensor rng;
+    torch::load(rng, dir + "/rng.pt");
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(rng);
+    return 0;
+  });
 }
 
-// Epochs of the checkpoint directories published in `dir`, newest first:
-// "epoch-3", not a staging "epoch-3.tessera-tmp-…".
-std::vector<int64_t> published_epochs(const std::string& dir) {
-  std::vector<int64_t> epochs;
-  if (!fs::is_directory(dir)) return epochs;
-  const std::string prefix = kPrefix;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.find('.') == std::string::npos)
-      epochs.push_back(std::strtoll(name.c_str() + prefix.size(), nullptr, 10));
-  }
-  std::sort(epochs.rbegin(), epochs.rend());
-  return epochs;
+std::vector<int64_t> both(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const std::set<int64_t> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  std::vector<int64_t> out;
+  std::set_intersection(sa.rbegin(), sa.rend(), sb.rbegin(), sb.rend(), std::back_inserter(out), std::greater<>());
+  return out;
 }
 
 }  // namespace
@@ -84,47 +60,57 @@ void check(const CheckpointOptions& o) {
 
 bool resuming(const CheckpointOptions& o) { return o.resume || distributed::launcher_restart() > 0; }
 
-Checkpoints::Checkpoints(const std::string& dir, int rank, int keep)
-    : dir_(fmt::format("{}/trainer-{}", dir, rank)), keep_(keep) {}
-
-std::string Checkpoints::path(int64_t epochs) const { return fmt::format("{}/{}{}", dir_, kPrefix, epochs); }
-
-void Checkpoints::save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const {
-  {
-    StagedDirectory staged(path(epochs));
-    write(staged.path());
-    nlohmann::json files = nlohmann::json::object();
-    for (const auto& entry : fs::directory_iterator(staged.path())) {
-      const auto [size, crc] = size_and_crc(entry.path().string());
-      files[entry.path().filename().string()] = {{"bytes", size}, {"crc32", crc}};
-    }
-    write_text_file(staged.path() + "/" + kManifest, nlohmann::json{{"epochs", epochs}, {"files", files}}.dump(1));
-    staged.commit();
-  }
-  const std::vector<int64_t> all = published_epochs(dir_);
-  for (size_t i = static_cast<size_t>(keep_); i < all.size(); ++i) fs::remove_all(path(all[i]));
+int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t>& intact) {
+  std::vector<int64_t> common = intact;
+  for (const auto& theirs : ctx.collectives().all_gather(intact)) common = both(common, theirs);
+  return common.empty() ? 0 : common.front();
 }
 
-std::vector<int64_t> Checkpoints::intact() const {
-  std::vector<int64_t> found;
-  for (int64_t epochs : published_epochs(dir_)) {
-    const std::string why = damage(path(epochs));
-    if (why.empty()) found.push_back(epochs);
-    else fmt::print(stderr, "warning: checkpoint {} is damaged ({}); not loading it\n", path(epochs), why);
-  }
-  return found;
+TrainingCheckpoints::TrainingCheckpoints(distributed::Context& ctx, const CheckpointOptions& options,
+                                         const std::string& out_dir, std::vector<std::string> server_tensors)
+    : ctx_(&ctx),
+      options_(options),
+      dir_(std::filesystem::absolute(options.dir.empty() ? out_dir + "/checkpoints" : options.dir).string()),
+      mine_(dir_, fmt::format("trainer-{}", ctx.rank()), options.keep),
+      server_tensors_(std::move(server_tensors)) {
+  check(options);
 }
 
-int64_t agree_on_checkpoint(distributed::Context& ctx, const Checkpoints& checkpoints) {
-  const std::vector<std::vector<int64_t>> all = ctx.collectives().all_gather(checkpoints.intact());
-  std::set<int64_t> common(all[0].begin(), all[0].end());
-  for (const auto& mine : all) {
-    std::set<int64_t> both;
-    for (int64_t e : mine)
-      if (common.count(e)) both.insert(e);
-    common.swap(both);
+int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, RunLog& log,
+                                int num_epochs) {
+  if (!resuming(options_)) return 0;
+  std::vector<int64_t> intact = mine_.intact();
+  // One trainer asks the servers; the all-gather tells the others.
+  if (ctx_->rank() == 0 && !server_tensors_.empty())
+    intact = both(intact, distributed::intact_server_checkpoints(*ctx_, dir_));
+  const int epochs = static_cast<int>(agree_on_checkpoint(*ctx_, intact));
+  if (epochs == 0) {
+    log.line(fmt::format("--resume: no checkpoint that every process holds in {}; starting from the first epoch",
+                         dir_));
+    return 0;
   }
-  return common.empty() ? 0 : *common.rbegin();
+  if (epochs >= num_epochs)
+    fail("--resume: the checkpoint in {} has {} epochs done; --num-epochs {} leaves nothing to train", dir_, epochs,
+         num_epochs);
+  load_dense(mine_.path(epochs), model, optimizer);
+  if (ctx_->rank() == 0 && !server_tensors_.empty())
+    distributed::load_server_checkpoint(*ctx_, dir_, epochs, server_tensors_);
+  ctx_->collectives().barrier();  // no trainer reads the tensors before they are loaded
+  log.line(fmt::format("resuming after epoch {} from {}", epochs - 1, mine_.path(epochs)));
+  return epochs;
+}
+
+void TrainingCheckpoints::after_epoch(int done, int num_epochs, torch::nn::Module& model,
+                                      torch::optim::Optimizer& optimizer) {
+  if (options_.every == 0 || done % options_.every != 0 || done >= num_epochs) return;
+  if (!server_tensors_.empty()) {
+    // The rows are those of exactly `done` epochs: every trainer's updates
+    // have landed, and none of the next epoch's until the servers are done.
+    ctx_->collectives().barrier();
+    if (ctx_->rank() == 0) distributed::save_server_checkpoint(*ctx_, dir_, done, server_tensors_, options_.keep);
+    ctx_->collectives().barrier();
+  }
+  mine_.save(done, [&](const std::string& dir) { save_dense(dir, model, optimizer); });
 }
 
 }  // namespace tessera::train

@@ -93,6 +93,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
     fail("--fanout-mode '{}': expected total or per-etype", o.fanout_mode);
   if (o.sparse_optimizer != "adam" && o.sparse_optimizer != "adagrad")
     fail("--sparse-optimizer '{}': expected adam or adagrad", o.sparse_optimizer);
+  check(o.checkpoint);
   auto ctx = join_job(o);
   const PartitionConfig& config = ctx->config();
   distributed::DistGraph g(*ctx);
@@ -107,7 +108,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                      {"fanout_mode", o.fanout_mode}, {"sparse_lr", o.sparse_lr},
                      {"sparse_optimizer", o.sparse_optimizer}, {"self_loop", o.self_loop},
                      {"layer_norm", o.layer_norm}});
-  RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config);
+  RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config, resuming(o.checkpoint));
 
   nn::RgcnOptions mo;
   mo.hidden = o.num_hidden;
@@ -189,7 +190,15 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        o.batch_size, o.fanout, o.fanout_mode, lo.num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
-  EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
+  EpochLoopOptions loop_options{o.num_epochs, o.log_every, o.eval_every};
+  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir,
+                                  sparse_optimizer ? sparse_optimizer->tensors() : std::vector<std::string>{});
+  loop_options.first_epoch = checkpoints.resume(*model, optimizer, log, o.num_epochs);
+  loop_options.after_epoch = [&](int done) {
+    if (sparse_optimizer) sparse_optimizer->flush();
+    checkpoints.after_epoch(done, o.num_epochs, *model, optimizer);
+  };
+  EpochLoop loop(*ctx, log, loop_options);
   model->train();
   RunSummary summary = loop.run(
       loader, steps,

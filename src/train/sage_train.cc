@@ -20,31 +20,6 @@
 #include "tessera/base/timer.h"
 
 namespace tessera::train {
-namespace {
-
-// A trainer's state between epochs: the loader and sampler are keyed by
-// (seed, epoch, rank, batch), so the weights, Adam's moments and the random
-// state dropout draws from are all a resumed run needs.
-void save_sage_checkpoint(const std::string& dir, nn::Sage& model, torch::optim::Adam& optimizer) {
-  torch::save(model, dir + "/model.pt");
-  torch::save(optimizer, dir + "/optimizer.pt");
-  torch::save(at::detail::getDefaultCPUGenerator().get_state(), dir + "/rng.pt");
-}
-
-void load_sage_checkpoint(const std::string& dir, nn::Sage& model, torch::optim::Adam& optimizer) {
-  with_context([&] { return "loading the checkpoint in " + dir; }, [&] {
-    torch::load(model, dir + "/model.pt");
-    torch::load(optimizer, dir + "/optimizer.pt");
-    torch::Tensor rng;
-    torch::load(rng, dir + "/rng.pt");
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(rng);
-    return 0;
-  });
-}
-
-}  // namespace
-
 int run_sage_training(const SageTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
@@ -64,8 +39,7 @@ int run_sage_training(const SageTrainOptions& o) {
   const bool logger = ctx->rank() == 0;
   const std::string out_dir = out_dir_or_default(o.out_dir, "sage-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
-  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features},
-                 {"checkpoint_every", o.checkpoint.every}, {"keep_checkpoints", o.checkpoint.keep}});
+  config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features}});
   RunLog log = open_run_log(*ctx, out_dir, "train sage", config, resuming(o.checkpoint));
 
   const distributed::DistTensor feat = g.ndata("feat");
@@ -121,28 +95,9 @@ int run_sage_training(const SageTrainOptions& o) {
     });
   };
   EpochLoopOptions lo_options{o.num_epochs, o.log_every, o.eval_every};
-  const Checkpoints checkpoints(o.checkpoint.dir.empty() ? out_dir + "/checkpoints" : o.checkpoint.dir, ctx->rank(),
-                                o.checkpoint.keep);
-  if (resuming(o.checkpoint)) {
-    lo_options.first_epoch = static_cast<int>(agree_on_checkpoint(*ctx, checkpoints));
-    if (lo_options.first_epoch >= o.num_epochs)
-      fail("--resume: the checkpoint in {} has {} epochs done; --num-epochs {} leaves nothing to train",
-           checkpoints.dir(), lo_options.first_epoch, o.num_epochs);
-    if (lo_options.first_epoch > 0) {
-      load_sage_checkpoint(checkpoints.path(lo_options.first_epoch), model, optimizer);
-      log.line(fmt::format("resuming after epoch {} from {}", lo_options.first_epoch - 1,
-                           checkpoints.path(lo_options.first_epoch)));
-    } else {
-      log.line(fmt::format("--resume: no checkpoint every trainer holds in {}; starting from the first epoch",
-                           checkpoints.dir()));
-    }
-  }
-  // No checkpoint after the last epoch: the run ends right after it.
-  if (o.checkpoint.every > 0)
-    lo_options.after_epoch = [&](int done) {
-      if (done % o.checkpoint.every == 0 && done < o.num_epochs)
-        checkpoints.save(done, [&](const std::string& dir) { save_sage_checkpoint(dir, model, optimizer); });
-    };
+  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir);
+  lo_options.first_epoch = checkpoints.resume(*model, optimizer, log, o.num_epochs);
+  lo_options.after_epoch = [&](int done) { checkpoints.after_epoch(done, o.num_epochs, *model, optimizer); };
   EpochLoop loop(*ctx, log, lo_options);
   model->train();
   RunSummary summary = loop.run(

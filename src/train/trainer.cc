@@ -226,7 +226,8 @@ nlohmann::json to_json(const NodeTrainOptions& o) {
           {"batch_size", o.batch_size}, {"eval_batch_size", o.eval_batch_size}, {"log_every", o.log_every},
           {"eval_every", o.eval_every}, {"lr", o.lr},                 {"dropout", o.dropout},
           {"weight_decay", o.weight_decay}, {"num_samplers", o.num_samplers}, {"seed", o.seed},
-          {"num_threads", o.num_threads}, {"out", o.out_dir},         {"max_batches", o.max_batches}};
+          {"num_threads", o.num_threads}, {"out", o.out_dir},         {"max_batches", o.max_batches},
+          {"checkpoint_every", o.checkpoint.every}, {"keep_checkpoints", o.checkpoint.keep}};
 }
 
 

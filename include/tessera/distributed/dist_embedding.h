@@ -69,6 +69,9 @@ class SparseOptimizer {
   void step_async(const DistEmbedding& embedding, const int64_t* ids, int64_t count, const float* grads);
   void flush();
   void set_lr(double lr) { params_.lr = lr; }
+  // What a checkpoint of the embeddings it trains holds: each embedding's
+  // rows and its optimizer state (distributed/dist_checkpoint.h).
+  const std::vector<std::string>& tensors() const { return tensors_; }
 
  protected:
   SparseOptimizer(Context& ctx, const std::vector<const DistEmbedding*>& embeddings, store::SparseStepParams params);
@@ -76,6 +79,7 @@ class SparseOptimizer {
   store::SparseStepParams params_;
   std::vector<DistTensor> state_;  // keeps the state tensors alive
   std::vector<uint64_t> in_flight_;  // requests of step_async not yet acknowledged
+  std::vector<std::string> tensors_;
 };
 
 // torch.optim.Adagrad, per element, on touched rows only.

@@ -1,26 +1,36 @@
-// A trainer's checkpoints on its machine's disk: <dir>/trainer-<rank>/epoch-<N>/, one directory per checkpoint
-// (N epochs done), holding the files the trainer writes plus MANIFEST.json (each file's size and CRC-32). A
-// checkpoint is written under a temporary name and renamed into place once its manifest is complete, so a
-// process killed while writing leaves no directory that looks like a checkpoint; a damaged one (a file missing,
-// short or changed) is skipped with a warning. The newest `keep` are kept.
+// A node-classification trainer's checkpoints (train sage, train rgcn, or a user's loop): every trainer keeps its
+// own dense model, optimizer state and random state in <dir>/trainer-<rank>/ (they are replicated, and a
+// trainer's random state is its own), and when the model trains DistEmbeddings their rows and sparse-optimizer
+// state are written by the servers that hold them, in <dir>/server-<machine>/ (tessera/distributed/
+// dist_checkpoint.h). Each share is published by its own manifest (tessera/io/checkpoints.h); a job resumes
+// from the newest epoch whose every share is intact, so processes killed at different moments of a save still
+// resume together, from the previous checkpoint.
 //
-// Every trainer keeps its own: the dense model and optimizer state are replicated, and a trainer's random
-// state is its own. agree_on_checkpoint() picks the newest epoch that every trainer holds intact, so trainers
-// killed at different moments of a save still resume together.
-//
-// Not thread-safe; one Checkpoints per trainer. Errors are tessera::Error naming the directory or file.
+// Errors are tessera::Error naming the flag, directory or file.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
+
+#include "tessera/io/checkpoints.h"
 
 namespace tessera::distributed {
 class Context;
 }  // namespace tessera::distributed
 
+namespace torch {
+namespace nn {
+class Module;
+}  // namespace nn
+namespace optim {
+class Optimizer;
+}  // namespace optim
+}  // namespace torch
+
 namespace tessera::train {
+
+class RunLog;
 
 // The checkpoint flags of the built-in trainers.
 struct CheckpointOptions {
@@ -35,26 +45,34 @@ void check(const CheckpointOptions& options);
 // --resume, or a restart by the launcher.
 bool resuming(const CheckpointOptions& options);
 
-class Checkpoints {
- public:
-  Checkpoints(const std::string& dir, int rank, int keep);
+// Collective: the newest epoch in every trainer's `intact` list, or 0 when
+// there is none (start from the beginning).
+int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t>& intact);
 
-  // Writes checkpoint `epochs`: `write` puts its files into the directory it
-  // is given; the manifest is added and the directory published; then all
-  // but the newest `keep` are removed.
-  void save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const;
-  // Epochs of the intact checkpoints, newest first.
-  std::vector<int64_t> intact() const;
-  std::string path(int64_t epochs) const;
+class TrainingCheckpoints {
+ public:
+  // `server_tensors`: the DistEmbeddings and optimizer state to checkpoint
+  // on the servers (SparseOptimizer::tensors()); none for a dense model.
+  TrainingCheckpoints(distributed::Context& ctx, const CheckpointOptions& options, const std::string& out_dir,
+                      std::vector<std::string> server_tensors = {});
+
+  // Collective. With --resume or after a restart: loads the newest complete
+  // checkpoint into `model`, `optimizer`, the random state and the servers'
+  // tensors, logs it, and returns its epochs done; otherwise 0.
+  int resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, RunLog& log, int num_epochs);
+  // Collective, after epoch `done` (counted from 1): writes a checkpoint when
+  // one is due (none after the last epoch). Sparse updates must have been
+  // flushed.
+  void after_epoch(int done, int num_epochs, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+
   const std::string& dir() const { return dir_; }
 
  private:
-  std::string dir_;
-  int keep_;
+  distributed::Context* ctx_;
+  CheckpointOptions options_;
+  std::string dir_;  // absolute: the servers write relative to it too
+  Checkpoints mine_;
+  std::vector<std::string> server_tensors_;
 };
-
-// Collective: the newest epoch whose checkpoint every trainer holds intact,
-// or 0 when there is none (start from the beginning).
-int64_t agree_on_checkpoint(distributed::Context& ctx, const Checkpoints& checkpoints);
 
 }  // namespace tessera::train

@@ -52,6 +52,15 @@ inline void add_node_train_flags(CLI::App* cmd, NodeTrainOptions& o, const std::
   cmd->add_option("--num-threads,--num_threads", o.num_threads, "intra-op threads (default TESSERA_NUM_THREADS or 2)");
   cmd->add_option("--out", o.out_dir, "where metrics.jsonl and model/ go (default " + model + "-<graph name>)");
   cmd->add_option("--max-batches,--max_batches", o.max_batches, "cap on steps per epoch (benchmarks)");
+  cmd->add_option("--checkpoint-every,--checkpoint_every", o.checkpoint.every,
+                  "epochs between checkpoints of the model, optimizers, node embeddings and random state; 0: none (default 1)");
+  cmd->add_option("--checkpoint-dir,--checkpoint_dir", o.checkpoint.dir,
+                  "where each trainer and server keeps its checkpoints (default <out>/checkpoints, made absolute)");
+  cmd->add_option("--keep-checkpoints,--keep_checkpoints", o.checkpoint.keep,
+                  "checkpoints kept per trainer and server (default 2)");
+  cmd->add_flag("--resume", o.checkpoint.resume,
+                "continue from the newest checkpoint every trainer holds intact (automatic after a restart by "
+                "tessera launch --max-restarts)");
 }
 
 }  // namespace tessera::train

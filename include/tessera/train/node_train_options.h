@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "tessera/train/checkpoint.h"
+
 namespace tessera::train {
 
 struct NodeTrainOptions {
@@ -42,6 +44,7 @@ struct NodeTrainOptions {
   int num_threads = 0;                 // --num-threads: intra-op threads (0: TESSERA_NUM_THREADS or 2)
   std::string out_dir;                 // --out: metrics.jsonl, model/ (default <model>-<graph name>)
   int64_t max_batches = -1;            // --max-batches: cap on steps per epoch (benchmarks)
+  CheckpointOptions checkpoint;        // --checkpoint-every, --checkpoint-dir, --keep-checkpoints, --resume
 };
 
 }  // namespace tessera::train

@@ -12,7 +12,6 @@
 
 #include <string>
 
-#include "tessera/train/checkpoint.h"
 #include "tessera/train/node_train_options.h"
 
 namespace tessera::train {
@@ -24,7 +23,6 @@ struct SageTrainOptions : NodeTrainOptions {
   // of largest in-degree, whose features each trainer keeps in memory.
   double cache_remote_features = 0.25;
   int64_t feature_cache_mb = 1024;  // --feature-cache-mb: the cache's cap per trainer
-  CheckpointOptions checkpoint;  // --checkpoint-every, --checkpoint-dir, --keep-checkpoints, --resume
   // DGL's graphsage example: 20 epochs, fanout 10,25, all neighbours at evaluation, ...
   SageTrainOptions() : NodeTrainOptions(20, "10,25", "-1", 1000, 10000, 5, 0.003, 0.5) {}
 };

@@ -1,0 +1,146 @@
+#include "tessera/distributed/dist_checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "distributed/services.h"
+#include "tessera/base/error.h"
+#include "tessera/distributed/context.h"
+#include "tessera/io/checkpoints.h"
+#include "tessera/io/npy.h"
+#include "tessera/store/partition_store.h"
+
+namespace tessera::distributed {
+namespace {
+
+using net::MessageType;
+using nlohmann::json;
+using TensorByName = std::function<store::LocalTensor&(const std::string&)>;
+
+Checkpoints machine_checkpoints(const std::string& dir, int machine, int keep = 1) {
+  return Checkpoints(dir, fmt::format("server-{}", machine), keep);
+}
+
+// What a save or load request carries: {"dir", "keep", "tensors"}.
+json request_body(net::Request& request) {
+  if (request.frames.size() != 1) throw net::ProtocolError("a checkpoint request needs one JSON frame");
+  try {
+    return json::parse(request.frames[0].to_string());
+  } catch (const json::exception& e) {
+    throw net::ProtocolError(std::string("a checkpoint request's JSON is malformed: ") + e.what());
+  }
+}
+
+// The machine's rows of each tensor as <name>.npy.
+void save_rows(const TensorByName& tensor, int machine, const std::string& dir, int64_t epoch,
+               const std::vector<std::string>& names, int keep) {
+  machine_checkpoints(dir, machine, keep).save(epoch, [&](const std::string& staged) {
+    for (const std::string& name : names) write_npy(staged + "/" + name + ".npy", tensor(name).rows);
+  });
+}
+
+void load_rows(const TensorByName& tensor, int machine, const std::string& dir, int64_t epoch,
+               const std::vector<std::string>& names) {
+  const Checkpoints checkpoints = machine_checkpoints(dir, machine);
+  const std::string path = checkpoints.path(epoch);
+  const std::string why = checkpoint_damage(path);
+  if (!why.empty()) fail("machine {}: checkpoint {} cannot be loaded: {}", machine, path, why);
+  for (const std::string& name : names) {
+    store::LocalTensor& t = tensor(name);
+    const std::string file = path + "/" + name + ".npy";
+    const Array rows = read_npy(file);
+    if (rows.dtype() != t.rows.dtype() || rows.shape() != t.rows.shape())
+      fail("{}: expected {} {} rows of tensor '{}', found {} {}", file, t.rows.shape_string(),
+           dtype_name(t.rows.dtype()), name, rows.shape_string(), dtype_name(rows.dtype()));
+    std::memcpy(t.rows.mutable_raw(), rows.raw(), rows.nbytes());
+  }
+}
+
+std::vector<std::string> names_of(const json& body) { return body.at("tensors").get<std::vector<std::string>>(); }
+
+std::vector<zmq::message_t> serve_save(ServedPartition& server, net::Request& request, net::Header*) {
+  const json body = request_body(request);
+  save_rows(server.tensor, server.env.machine_id, body.at("dir").get<std::string>(), request.header.iarg,
+            names_of(body), body.at("keep").get<int>());
+  return {};
+}
+
+std::vector<zmq::message_t> serve_load(ServedPartition& server, net::Request& request, net::Header*) {
+  const json body = request_body(request);
+  load_rows(server.tensor, server.env.machine_id, body.at("dir").get<std::string>(), request.header.iarg,
+            names_of(body));
+  return {};
+}
+
+std::vector<zmq::message_t> serve_list(ServedPartition& server, net::Request& request, net::Header* reply) {
+  const json body = request_body(request);
+  std::vector<int64_t> epochs = machine_checkpoints(body.at("dir").get<std::string>(), server.env.machine_id).intact();
+  net::set_shape(reply, DType::kInt64, {static_cast<int64_t>(epochs.size())});
+  std::vector<zmq::message_t> frames;
+  frames.push_back(net::frame_of(std::move(epochs)));
+  return frames;
+}
+
+[[maybe_unused]] const bool kRegistered = register_service(MessageType::kSaveCheckpoint, serve_save) &&
+                                          register_service(MessageType::kLoadCheckpoint, serve_load) &&
+                                          register_service(MessageType::kListCheckpoints, serve_list);
+
+// The standalone process's own tensors.
+TensorByName local_tensors(Context& ctx) {
+  return [&ctx](const std::string& name) -> store::LocalTensor& {
+    store::LocalTensor* t = ctx.local().find(name);
+    if (t == nullptr) fail("there is no tensor named '{}'", name);
+    return *t;
+  };
+}
+
+// Sends `type` with `body` to every machine's main server at once; their replies.
+std::vector<net::Reply> ask_every_machine(Context& ctx, MessageType type, int64_t epoch, const json& body) {
+  std::vector<uint64_t> requests;
+  for (int m = 0; m < ctx.num_parts(); ++m) {
+    net::Header h = net::make_header(type, 0, "");
+    h.iarg = epoch;
+    std::vector<zmq::message_t> frames;
+    frames.push_back(net::frame_of(body.dump()));
+    requests.push_back(ctx.client().send(m * ctx.env().num_servers, h, std::move(frames)));
+  }
+  return ctx.client().wait(requests);
+}
+
+}  // namespace
+
+void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
+                            const std::vector<std::string>& tensors, int keep) {
+  if (ctx.standalone()) return save_rows(local_tensors(ctx), 0, dir, epoch, tensors, keep);
+  ask_every_machine(ctx, MessageType::kSaveCheckpoint, epoch, {{"dir", dir}, {"keep", keep}, {"tensors", tensors}});
+}
+
+std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir) {
+  if (ctx.standalone()) return machine_checkpoints(dir, 0).intact();
+  std::set<int64_t> common;
+  bool first = true;
+  for (const net::Reply& reply : ask_every_machine(ctx, MessageType::kListCheckpoints, 0, {{"dir", dir}})) {
+    if (reply.frames.size() != 1 || reply.frames[0].size() % sizeof(int64_t) != 0)
+      fail("listing the checkpoints in {}: a server's reply has the wrong size", dir);
+    const int64_t* e = reply.frames[0].data<int64_t>();
+    const std::set<int64_t> mine(e, e + reply.frames[0].size() / sizeof(int64_t));
+    std::set<int64_t> both;
+    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
+    common = first ? mine : both;
+    first = false;
+  }
+  return std::vector<int64_t>(common.rbegin(), common.rend());
+}
+
+void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
+                            const std::vector<std::string>& tensors) {
+  if (ctx.standalone()) return load_rows(local_tensors(ctx), 0, dir, epoch, tensors);
+  ask_every_machine(ctx, MessageType::kLoadCheckpoint, epoch, {{"dir", dir}, {"tensors", tensors}});
+}
+
+}  // namespace tessera::distributed
