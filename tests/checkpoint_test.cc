@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "io/staged_dir.h"
 #include "tessera/base/error.h"
 #include "tessera/train/checkpoint.h"
 #include "test_util.h"
@@ -66,22 +65,6 @@ TEST(Checkpoints, AnInterruptedOrDamagedOneIsNeverLoaded) {
   fs::resize_file(c.path(6) + "/weights.bin", 10);
   std::ofstream(c.path(7) + "/MANIFEST.json") << "{\"files\": ";
   EXPECT_TRUE(c.intact().empty());
-}
-
-// A writer killed between moving the old output aside and renaming the new
-// one into place (StagedDirectory::commit) leaves the old one findable.
-TEST(StagedDirectory, AWriterKilledMidReplaceLeavesThePreviousFindable) {
-  testing::TempDir dir;
-  const std::string final_path = dir.path() + "/checkpoint";
-  EXPECT_EQ(published_or_previous(final_path), "");
-  fs::create_directories(final_path + ".tessera-old-4242");
-  EXPECT_EQ(published_or_previous(final_path), final_path + ".tessera-old-4242");
-  {
-    StagedDirectory staged(final_path);
-    write_payload(staged.path(), 1);
-    staged.commit();
-  }
-  EXPECT_EQ(published_or_previous(final_path), final_path);
 }
 
 TEST(Checkpoints, FlagsAreChecked) {

@@ -184,9 +184,9 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
   }
 }
 
-// DGL-KE's asynchronous training: trainer 0 checkpoints every 500 steps
-// (entity rows read from the servers), and after a restart the servers
-// start from the partition again and take the checkpoint's rows.
+// DGL-KE's asynchronous training: every 1000 steps each server checkpoints
+// its machine's entity rows and trainer 0 the relations; after a restart the
+// servers start from the partition again and load their checkpoint's rows.
 TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
   TESSERA_REQUIRE_SHARED("kg/umls", data);
   const std::string d = scratch_.path();
@@ -195,7 +195,7 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
     return fmt::format(
         "{} launch --ip-config {} --part-config {}/p2/umls.json --num-servers 1 --num-trainers 1 --timeout 20 "
         "--max-restarts 1 \"{} kge train --model_name DistMult --hidden_dim 64 --lr 0.1 --batch_size 256 "
-        "--neg_sample_size 64 -adv --max_step 2000 --log_interval 250 --checkpoint_interval 500 --num_thread 1 "
+        "--neg_sample_size 64 -adv --max_step 4000 --log_interval 250 --checkpoint_interval 1000 --num_thread 1 "
         "--test --seed 2 --save_path {}\"",
         TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, out);
   };
@@ -207,18 +207,18 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
     const std::string out = d + "/killed-" + role;
-    const Run killed = run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](1250/2000)", role, out + ".log");
+    const Run killed = run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](2500/4000)", role, out + ".log");
     const std::string& text = killed.log;
     ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resumed from .*/checkpoint at step (\\d+)")))
         << text;
-    EXPECT_GE(std::stoi(m[1].str()), 1000) << "lost more than one checkpoint interval:\n" << text;
+    EXPECT_GE(std::stoi(m[1].str()), 2000) << "lost more than one checkpoint interval:\n" << text;
     const double mrr = final_record(text)["test_mrr"].get<double>();
-    // Hogwild workers and asynchronous pushes: runs of one seed differ by a
-    // few hundredths.
-    EXPECT_NEAR(mrr, plain_mrr, 0.05) << text;
+    // Asynchronous pushes make runs of one seed differ: at 4000 steps 4
+    // uninterrupted runs spanned 0.632-0.653 (at 2000 steps, 0.607-0.652).
+    EXPECT_NEAR(mrr, plain_mrr, 0.04) << text;
     EXPECT_LE(killed.seconds, 1.5 * plain.seconds + 30) << text;
     fmt::print("kge, killed {}: exit 0 after a restart, test MRR {:.4f} (uninterrupted {:.4f}), {:.1f} s "
                "(uninterrupted {:.1f} s)\n",

@@ -22,11 +22,21 @@ using net::MessageType;
 using nlohmann::json;
 using TensorByName = std::function<store::LocalTensor&(const std::string&)>;
 
-Checkpoints machine_checkpoints(const std::string& dir, int machine, int keep = 1) {
-  return Checkpoints(dir, fmt::format("server-{}", machine), keep);
+Checkpoints machine_checkpoints(const std::string& dir, const std::string& unit, int machine, int keep = 1) {
+  if (unit != "epoch" && unit != "step") fail("checkpoints count epochs or steps, not '{}'", unit);
+  return Checkpoints(dir, fmt::format("server-{}", machine), keep, unit);
 }
 
-// What a save or load request carries: {"dir", "keep", "tensors"}.
+// Tensors a checkpoint may hold: those trainers created, whose names are
+// file names; the partition's own arrays ("node/paper/feat") never change.
+void check_names(const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (name.empty() || name.find('/') != std::string::npos || name[0] == '.')
+      fail("tensor '{}' cannot be checkpointed: only tensors created by trainers can", name);
+}
+
+// What a request carries: {"dir", "unit"} and for a save or load "tensors",
+// for a save "keep".
 json request_body(net::Request& request) {
   if (request.frames.size() != 1) throw net::ProtocolError("a checkpoint request needs one JSON frame");
   try {
@@ -36,18 +46,24 @@ json request_body(net::Request& request) {
   }
 }
 
+std::vector<std::string> names_of(const json& request) {
+  std::vector<std::string> names = request.at("tensors").get<std::vector<std::string>>();
+  check_names(names);
+  return names;
+}
+
 // The machine's rows of each tensor as <name>.npy.
-void save_rows(const TensorByName& tensor, int machine, const std::string& dir, int64_t epoch,
-               const std::vector<std::string>& names, int keep) {
-  machine_checkpoints(dir, machine, keep).save(epoch, [&](const std::string& staged) {
+void save_rows(const TensorByName& tensor, int machine, const json& request, int64_t n) {
+  const std::vector<std::string> names = names_of(request);
+  const Checkpoints checkpoints = machine_checkpoints(request.at("dir"), request.at("unit"), machine, request.at("keep"));
+  checkpoints.save(n, [&](const std::string& staged) {
     for (const std::string& name : names) write_npy(staged + "/" + name + ".npy", tensor(name).rows);
   });
 }
 
-void load_rows(const TensorByName& tensor, int machine, const std::string& dir, int64_t epoch,
-               const std::vector<std::string>& names) {
-  const Checkpoints checkpoints = machine_checkpoints(dir, machine);
-  const std::string path = checkpoints.path(epoch);
+void load_rows(const TensorByName& tensor, int machine, const json& request, int64_t n) {
+  const std::vector<std::string> names = names_of(request);
+  const std::string path = machine_checkpoints(request.at("dir"), request.at("unit"), machine).path(n);
   const std::string why = checkpoint_damage(path);
   if (!why.empty()) fail("machine {}: checkpoint {} cannot be loaded: {}", machine, path, why);
   for (const std::string& name : names) {
@@ -61,25 +77,20 @@ void load_rows(const TensorByName& tensor, int machine, const std::string& dir, 
   }
 }
 
-std::vector<std::string> names_of(const json& body) { return body.at("tensors").get<std::vector<std::string>>(); }
 
 std::vector<zmq::message_t> serve_save(ServedPartition& server, net::Request& request, net::Header*) {
-  const json body = request_body(request);
-  save_rows(server.tensor, server.env.machine_id, body.at("dir").get<std::string>(), request.header.iarg,
-            names_of(body), body.at("keep").get<int>());
+  save_rows(server.tensor, server.env.machine_id, request_body(request), request.header.iarg);
   return {};
 }
 
 std::vector<zmq::message_t> serve_load(ServedPartition& server, net::Request& request, net::Header*) {
-  const json body = request_body(request);
-  load_rows(server.tensor, server.env.machine_id, body.at("dir").get<std::string>(), request.header.iarg,
-            names_of(body));
+  load_rows(server.tensor, server.env.machine_id, request_body(request), request.header.iarg);
   return {};
 }
 
 std::vector<zmq::message_t> serve_list(ServedPartition& server, net::Request& request, net::Header* reply) {
   const json body = request_body(request);
-  std::vector<int64_t> epochs = machine_checkpoints(body.at("dir").get<std::string>(), server.env.machine_id).intact();
+  std::vector<int64_t> epochs = machine_checkpoints(body.at("dir"), body.at("unit"), server.env.machine_id).intact();
   net::set_shape(reply, DType::kInt64, {static_cast<int64_t>(epochs.size())});
   std::vector<zmq::message_t> frames;
   frames.push_back(net::frame_of(std::move(epochs)));
@@ -114,17 +125,19 @@ std::vector<net::Reply> ask_every_machine(Context& ctx, MessageType type, int64_
 
 }  // namespace
 
-void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
-                            const std::vector<std::string>& tensors, int keep) {
-  if (ctx.standalone()) return save_rows(local_tensors(ctx), 0, dir, epoch, tensors, keep);
-  ask_every_machine(ctx, MessageType::kSaveCheckpoint, epoch, {{"dir", dir}, {"keep", keep}, {"tensors", tensors}});
+void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
+                            int keep, const std::string& unit) {
+  const json request = {{"dir", dir}, {"unit", unit}, {"keep", keep}, {"tensors", tensors}};
+  if (ctx.standalone()) return save_rows(local_tensors(ctx), 0, request, n);
+  ask_every_machine(ctx, MessageType::kSaveCheckpoint, n, request);
 }
 
-std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir) {
-  if (ctx.standalone()) return machine_checkpoints(dir, 0).intact();
+std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir, const std::string& unit) {
+  if (ctx.standalone()) return machine_checkpoints(dir, unit, 0).intact();
   std::set<int64_t> common;
   bool first = true;
-  for (const net::Reply& reply : ask_every_machine(ctx, MessageType::kListCheckpoints, 0, {{"dir", dir}})) {
+  for (const net::Reply& reply :
+       ask_every_machine(ctx, MessageType::kListCheckpoints, 0, {{"dir", dir}, {"unit", unit}})) {
     if (reply.frames.size() != 1 || reply.frames[0].size() % sizeof(int64_t) != 0)
       fail("listing the checkpoints in {}: a server's reply has the wrong size", dir);
     const int64_t* e = reply.frames[0].data<int64_t>();
@@ -137,10 +150,11 @@ std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& 
   return std::vector<int64_t>(common.rbegin(), common.rend());
 }
 
-void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
-                            const std::vector<std::string>& tensors) {
-  if (ctx.standalone()) return load_rows(local_tensors(ctx), 0, dir, epoch, tensors);
-  ask_every_machine(ctx, MessageType::kLoadCheckpoint, epoch, {{"dir", dir}, {"tensors", tensors}});
+void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
+                            const std::string& unit) {
+  const json request = {{"dir", dir}, {"unit", unit}, {"tensors", tensors}};
+  if (ctx.standalone()) return load_rows(local_tensors(ctx), 0, request, n);
+  ask_every_machine(ctx, MessageType::kLoadCheckpoint, n, request);
 }
 
 }  // namespace tessera::distributed

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kManifest = "MANIFEST.json";
-constexpr const char* kPrefix = "epoch-";
 
 // Size and CRC-32 of a file, read in 1 MiB pieces.
 std::pair<uint64_t, uint32_t> size_and_crc(const std::string& path) {
@@ -37,21 +37,6 @@ std::pair<uint64_t, uint32_t> size_and_crc(const std::string& path) {
     size += static_cast<uint64_t>(n);
   }
   return {size, static_cast<uint32_t>(crc)};
-}
-
-// Epochs of the checkpoint directories published in `dir`, newest first:
-// "epoch-3", not a staging "epoch-3.tessera-tmp-…".
-std::vector<int64_t> published_epochs(const std::string& dir) {
-  std::vector<int64_t> epochs;
-  if (!fs::is_directory(dir)) return epochs;
-  const std::string prefix = kPrefix;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.find('.') == std::string::npos)
-      epochs.push_back(std::strtoll(name.c_str() + prefix.size(), nullptr, 10));
-  }
-  std::sort(epochs.rbegin(), epochs.rend());
-  return epochs;
 }
 
 // TESSERA_FAULT_CHECKPOINT_PAUSE_MS: how long a writer waits, its files
@@ -82,10 +67,25 @@ std::string checkpoint_damage(const std::string& dir) {
   return "";
 }
 
-Checkpoints::Checkpoints(const std::string& dir, const std::string& owner, int keep)
-    : dir_(dir + "/" + owner), keep_(keep) {}
+Checkpoints::Checkpoints(const std::string& dir, const std::string& owner, int keep, std::string unit)
+    : dir_(dir + "/" + owner), keep_(keep), unit_(std::move(unit)) {}
 
-std::string Checkpoints::path(int64_t epochs) const { return fmt::format("{}/{}{}", dir_, kPrefix, epochs); }
+std::string Checkpoints::path(int64_t epochs) const { return fmt::format("{}/{}-{}", dir_, unit_, epochs); }
+
+// The numbers of the checkpoint directories published here, newest first:
+// "epoch-3", not a staging "epoch-3.tessera-tmp-…".
+std::vector<int64_t> Checkpoints::published_numbers() const {
+  std::vector<int64_t> numbers;
+  if (!fs::is_directory(dir_)) return numbers;
+  const std::string prefix = unit_ + "-";
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find('.') == std::string::npos)
+      numbers.push_back(std::strtoll(name.c_str() + prefix.size(), nullptr, 10));
+  }
+  std::sort(numbers.rbegin(), numbers.rend());
+  return numbers;
+}
 
 void Checkpoints::save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const {
   {
@@ -96,17 +96,17 @@ void Checkpoints::save(int64_t epochs, const std::function<void(const std::strin
       const auto [size, crc] = size_and_crc(entry.path().string());
       files[entry.path().filename().string()] = {{"bytes", size}, {"crc32", crc}};
     }
-    write_text_file(staged.path() + "/" + kManifest, nlohmann::json{{"epochs", epochs}, {"files", files}}.dump(1));
+    write_text_file(staged.path() + "/" + kManifest, nlohmann::json{{unit_, epochs}, {"files", files}}.dump(1));
     pause_for_fault_injection();
     staged.commit();
   }
-  const std::vector<int64_t> all = published_epochs(dir_);
+  const std::vector<int64_t> all = published_numbers();
   for (size_t i = static_cast<size_t>(keep_); i < all.size(); ++i) fs::remove_all(path(all[i]));
 }
 
 std::vector<int64_t> Checkpoints::intact() const {
   std::vector<int64_t> found;
-  for (int64_t epochs : published_epochs(dir_)) {
+  for (int64_t epochs : published_numbers()) {
     const std::string why = checkpoint_damage(path(epochs));
     if (why.empty()) found.push_back(epochs);
     else fmt::print(stderr, "warning: checkpoint {} is damaged ({}); not loading it\n", path(epochs), why);

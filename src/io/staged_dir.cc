@@ -62,18 +62,6 @@ std::string StagedDirectory::subdir(const std::string& relative) const {
   return p.string();
 }
 
-std::string published_or_previous(const std::string& final_path) {
-  std::error_code ec;
-  if (fs::exists(final_path, ec)) return final_path;
-  const fs::path path(final_path);
-  const std::string prefix = path.filename().string() + ".tessera-old-";
-  fs::path parent = path.parent_path();
-  if (parent.empty()) parent = ".";
-  for (const auto& entry : fs::directory_iterator(parent, ec))
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) return entry.path().string();
-  return "";
-}
-
 void StagedDirectory::commit() {
   std::error_code ec;
   if (fs::exists(final_path_, ec)) {

@@ -29,11 +29,6 @@ class StagedDirectory {
   bool committed_ = false;
 };
 
-// The directory a reader should take for `final_path`: itself when it
-// exists, else the previous output a commit() was replacing when its
-// process died between its two renames (`<final>.tessera-old-<pid>`), else "".
-std::string published_or_previous(const std::string& final_path);
-
 // Writes `text` to `path` through a temporary name and a rename.
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -47,6 +47,9 @@ class EmbeddingTable {
   virtual torch::Tensor read_state() = 0;
   // Replaces the table and its Adagrad sums (resume); the same shapes.
   virtual void write_all(const torch::Tensor& weights, const torch::Tensor& state) = 0;
+  // The servers' tensors that hold the table and its Adagrad sums, which
+  // they checkpoint themselves; none for a table in this process.
+  virtual std::vector<std::string> server_tensors() const { return {}; }
   void set_lr(double lr) { lr_ = lr; }
 
  protected:
@@ -98,6 +101,7 @@ class ServerTable : public EmbeddingTable {
   torch::Tensor read_all() override;
   torch::Tensor read_state() override;
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
+  std::vector<std::string> server_tensors() const override { return optimizer_.tensors(); }
 
  private:
   distributed::Context* ctx_;

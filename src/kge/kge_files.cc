@@ -99,49 +99,4 @@ SavedTables load_embeddings(const KgeOptions& o, int64_t entity_dim, int64_t rel
   return t;
 }
 
-void write_checkpoint(const std::string& save_path, const Checkpoint& c, const nlohmann::json& config) {
-  StagedDirectory dir((fs::path(save_path) / "checkpoint").string());
-  write_npy(dir.path() + "/entity.npy", array_of(c.entities));
-  write_npy(dir.path() + "/entity_state.npy", array_of(c.entity_state.reshape({-1})));
-  write_npy(dir.path() + "/relation.npy", array_of(c.relations));
-  write_npy(dir.path() + "/relation_state.npy", array_of(c.relation_state.reshape({-1})));
-  nlohmann::json progress = config;
-  progress["step"] = c.step;
-  write_text_file(dir.path() + "/progress.json", progress.dump(2) + "\n");
-  dir.commit();
-}
-
-namespace {
-
-// The checkpoint directory to read: the published one, or the one a writer
-// killed while replacing it had moved aside.
-std::string checkpoint_dir(const std::string& save_path) {
-  const std::string dir = published_or_previous((fs::path(save_path) / "checkpoint").string());
-  return dir.empty() ? (fs::path(save_path) / "checkpoint").string() : dir;
-}
-
-}  // namespace
-
-bool checkpoint_exists(const std::string& save_path) {
-  return fs::exists(fs::path(checkpoint_dir(save_path)) / "progress.json");
-}
-
-Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config) {
-  const std::string dir = checkpoint_dir(save_path);
-  const nlohmann::json progress = read_json_file(
-      dir + "/progress.json",
-      fmt::format("--resume: no checkpoint in {} (training writes one every --checkpoint_interval steps)", dir));
-  for (const char* key : {"model", "emb_size", "n_entities", "n_relations", "double_ent", "double_rel"})
-    if (progress.value(key, nlohmann::json()) != config.at(key))
-      fail("--resume: the checkpoint in {} has {} = {}, this run {}", dir, key, progress.value(key, nlohmann::json()).dump(),
-           config.at(key).dump());
-  Checkpoint c;
-  c.step = progress.at("step").get<int64_t>();
-  c.entities = read_table(dir + "/entity.npy");
-  c.relations = read_table(dir + "/relation.npy");
-  c.entity_state = tensor_of(read_npy_checked(dir + "/entity_state.npy", DType::kFloat32, 1, "Adagrad state"));
-  c.relation_state = tensor_of(read_npy_checked(dir + "/relation_state.npy", DType::kFloat32, 1, "Adagrad state"));
-  return c;
-}
-
 }  // namespace tessera::kge

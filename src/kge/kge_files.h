@@ -36,17 +36,4 @@ struct SavedTables {
 };
 SavedTables load_embeddings(const KgeOptions& options, int64_t entity_dim, int64_t relation_dim);
 
-// <save_path>/checkpoint: both tables with their Adagrad sums and the step
-// reached, written as a staged directory (a crash leaves the previous one).
-struct Checkpoint {
-  int64_t step = 0;
-  torch::Tensor entities, entity_state, relations, relation_state;
-};
-void write_checkpoint(const std::string& save_path, const Checkpoint& checkpoint, const nlohmann::json& config);
-// Fails naming the folder when there is none, or when it was written for
-// another model or shape (`config` must match what it recorded).
-// Whether <save_path>/checkpoint holds a published checkpoint.
-bool checkpoint_exists(const std::string& save_path);
-Checkpoint read_checkpoint(const std::string& save_path, const nlohmann::json& config);
-
 }  // namespace tessera::kge

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "kge_checkpoint.h"
 #include "kge_files.h"
 #include "kge_job.h"
 #include "kge_step.h"
@@ -37,6 +38,7 @@ void validate(const KgeOptions& o) {
   if (o.num_test_proc < 0) fail("--num_test_proc must be at least 1 (0: --num_proc), got {}", o.num_test_proc);
   if (o.force_sync_interval < 1) fail("--force_sync_interval must be at least 1, got {}", o.force_sync_interval);
   if (o.checkpoint_interval < 0) fail("--checkpoint_interval must be 0 (none) or more, got {}", o.checkpoint_interval);
+  if (o.keep_checkpoints < 1) fail("--keep_checkpoints must be at least 1, got {}", o.keep_checkpoints);
   if (!(o.eval_percent > 0 && o.eval_percent <= 1)) fail("--eval_percent must be in (0, 1], got {}", o.eval_percent);
   if (o.neg_sample_size_eval == 0 || o.neg_sample_size_eval < -1)
     fail("--neg_sample_size_eval must be -1 (every entity) or at least 1, got {}", o.neg_sample_size_eval);
@@ -190,28 +192,19 @@ int run_kge_training(const KgeOptions& options) {
                        job.distributed() ? fmt::format(" over {} trainers", job.world_size()) : "", o.model_name,
                        score->entity_dim(), score->relation_dim(), job.worker_triples.size(), threads));
 
+  KgeCheckpoints checkpoints(job, o.checkpoint_dir.empty() ? o.save_path + "/checkpoint" : o.checkpoint_dir,
+                             o.keep_checkpoints, config);
   int64_t step = 0;
-  bool resume = o.resume;
-  if (!resume && distributed::launcher_restart() > 0) {
-    // Restarted by the launcher: resume if trainer 0 (which writes them)
-    // has a checkpoint; a job that failed before its first starts over.
-    std::vector<int64_t> has{job.logs() && checkpoint_exists(o.save_path) ? 1 : 0};
-    if (job.distributed()) has = job.ctx->collectives().all_gather(has)[0];
-    resume = has[0] == 1;
-    if (!resume) log.line(fmt::format("restarted by the launcher; no checkpoint in {} yet: starting over", o.save_path));
-  }
-  if (resume) {
-    const Checkpoint c = job.logs() || !job.distributed() ? read_checkpoint(o.save_path, config) : Checkpoint{};
-    if (job.logs()) {
-      job.entities->write_all(c.entities, c.entity_state);
-      job.relations->write_all(c.relations, c.relation_state);
+  if (o.resume || distributed::launcher_restart() > 0) {
+    // Restarted by the launcher: a job that failed before its first
+    // checkpoint starts over.
+    step = checkpoints.newest(o.resume);
+    if (step > 0) {
+      checkpoints.load(step);
+      log.line(fmt::format("resumed from {} at step {}", checkpoints.dir(), step));
+    } else {
+      log.line(fmt::format("restarted by the launcher; no checkpoint in {} yet: starting over", checkpoints.dir()));
     }
-    std::vector<int64_t> at{c.step};
-    if (job.distributed()) at = job.ctx->collectives().all_gather(at)[0];
-    step = at[0];
-    job.barrier();
-    job.broadcast_relations();  // only trainer 0 read the checkpoint
-    log.line(fmt::format("resumed from {}/checkpoint at step {}", o.save_path, step));
   }
 
   SamplerOptions so{o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, job.kg.num_entities};
@@ -307,12 +300,7 @@ int run_kge_training(const KgeOptions& options) {
     }
     if (o.checkpoint_interval > 0 && step % o.checkpoint_interval == 0 && step < o.max_step) {
       job.entities->flush();
-      job.barrier();
-      if (job.logs())
-        write_checkpoint(o.save_path, {step, job.entities->read_all(), job.entities->read_state(),
-                                       job.relations->read_all(), job.relations->read_state()},
-                         config);
-      job.barrier();
+      checkpoints.save(step);
       log_timer.reset();
     }
   }

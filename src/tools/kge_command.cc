@@ -128,8 +128,12 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
                   "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
-                  "steps between checkpoints in <save_path>/checkpoint (default 10000; 0: none)");
-  cmd->add_flag("--resume", o->resume, "continue from <save_path>/checkpoint");
+                  "steps between checkpoints of the embeddings and their Adagrad sums (default 10000; 0: none)");
+  cmd->add_option("--checkpoint_dir", o->checkpoint_dir,
+                  "where trainer 0 and every server keep their checkpoints (default <save_path>/checkpoint)");
+  cmd->add_option("--keep_checkpoints", o->keep_checkpoints, "checkpoints kept (default 2)");
+  cmd->add_flag("--resume", o->resume,
+                "continue from the newest complete checkpoint (automatic after a restart by tessera launch)");
   cmd->add_option("--num_client_proc,--num_client", discarded_value(),
                   "accepted for dglke_dist_train (the launcher's --num_trainers)");
   cmd->add_flag("--rel_part,--soft_rel_part,--mix_cpu_gpu", discarded_flag(), "accepted for DGL-KE's command line");

@@ -1,6 +1,6 @@
 // Checkpoints of the tensors the servers hold (DistEmbedding rows and their sparse-optimizer state), written
 // where the rows live: each machine's main server writes its partition's rows of the named tensors into
-// <dir>/server-<machine>/epoch-<N>/ (one .npy per tensor, published by a manifest with checksums, see
+// <dir>/server-<machine>/<unit>-<N>/ (one .npy per tensor, published by a manifest with checksums, see
 // tessera/io/checkpoints.h), all machines at once. `dir` is a path on the servers' machines; pass it absolute.
 // In standalone mode this process holds every row and writes them as server-0.
 //
@@ -17,13 +17,15 @@ namespace tessera::distributed {
 
 class Context;
 
-// Writes checkpoint `epoch` of `tensors` and keeps each machine's newest `keep`.
-void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
-                            const std::vector<std::string>& tensors, int keep);
-// Epochs whose checkpoint every machine holds intact, newest first.
-std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir);
-// Replaces the rows of `tensors` with checkpoint `epoch`'s.
-void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t epoch,
-                            const std::vector<std::string>& tensors);
+// `unit` names what N counts: "epoch" or "step" (Checkpoints).
+
+// Writes checkpoint `n` of `tensors` and keeps each machine's newest `keep`.
+void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
+                            int keep, const std::string& unit = "epoch");
+// The N whose checkpoint every machine holds intact, newest first.
+std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir, const std::string& unit = "epoch");
+// Replaces the rows of `tensors` with checkpoint `n`'s.
+void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
+                            const std::string& unit = "epoch");
 
 }  // namespace tessera::distributed

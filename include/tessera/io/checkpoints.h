@@ -1,4 +1,4 @@
-// One process's checkpoints on its machine's disk: <dir>/<owner>/epoch-<N>/, one directory per checkpoint (N
+// One process's checkpoints on its machine's disk: <dir>/<owner>/<unit>-<N>/, one directory per checkpoint (N
 // epochs, or steps, done), holding the files the owner writes plus MANIFEST.json (each file's size and CRC-32).
 // A checkpoint is written under a temporary name and renamed into place once its manifest is complete, so a
 // process killed while writing leaves no directory that looks like a checkpoint; a damaged one (a file missing,
@@ -20,7 +20,8 @@ namespace tessera {
 
 class Checkpoints {
  public:
-  Checkpoints(const std::string& dir, const std::string& owner, int keep);
+  // `unit`: what N counts, "epoch" (node classification) or "step" (KGE).
+  Checkpoints(const std::string& dir, const std::string& owner, int keep, std::string unit = "epoch");
 
   // Writes checkpoint `epochs`: `write` puts its files into the directory it
   // is given; the manifest is added and the directory published; then all
@@ -32,8 +33,11 @@ class Checkpoints {
   const std::string& dir() const { return dir_; }
 
  private:
+  std::vector<int64_t> published_numbers() const;
+
   std::string dir_;
   int keep_;
+  std::string unit_;
 };
 
 // Why checkpoint directory `dir` cannot be loaded, or "" when its manifest

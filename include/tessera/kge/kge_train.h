@@ -63,6 +63,8 @@ struct KgeOptions {
   std::string save_path = "ckpts";
   bool no_save_emb = false;
   int64_t checkpoint_interval = 10000;  // steps; 0: none
+  std::string checkpoint_dir;           // "": <save_path>/checkpoint
+  int keep_checkpoints = 2;
   bool resume = false;
 };
 
