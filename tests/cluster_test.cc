@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "job_runs.h"
 #include "test_util.h"
 
 namespace tessera::testing {
@@ -431,6 +433,83 @@ TEST_F(Cluster, KilledHostEndsTheJobEverywhereAndTheNextLaunchSucceeds) {
 
   const CommandResult next = on_host(0, launch_line("--num-epochs 2 --eval-every 2"));
   EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_EQ(leftovers_anywhere(), "");
+}
+
+// Issue 23's kill tests across hosts, with the launcher on a host of its
+// own (host 0) and the job on hosts 1 and 2: for GraphSAGE, R-GCN and KGE, a
+// trainer and then a server of host 2 are SIGKILLed half-way; the launcher
+// tears the job down over ssh, starts it again on the same hosts, and every
+// process resumes from its own share of the newest complete checkpoint, on
+// its own host's disk. Each job exits 0 within noise of an uninterrupted run.
+TEST_F(Cluster, JobsSurviveAKilledTrainerAndServerWithTheLauncherOnItsOwnHost) {
+  TESSERA_REQUIRE_SHARED("hetero/AIFB", aifb);
+  TESSERA_REQUIRE_SHARED("kg/umls", umls);
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {} --format rdf --graph-name aifb --num-parts 2 "
+                                    "--balance-train --out {}/aifb2", aifb, dir())).exit_code, 0);
+  ASSERT_EQ(run_tessera(fmt::format("kge partition --data_path {} -k 2 --out {}/umls2", umls, dir())).exit_code, 0);
+  struct Case {
+    std::string model, part_config, data, command;  // `command` ends with the output flag
+    std::string half_way, resumed, metric;
+    double tolerance;
+  };
+  const std::vector<Case> cases{
+      {"sage", dir() + "/p2/cora.json", "data/cora.json",
+       // Cora's epochs take tens of milliseconds: enough of them to kill one.
+       fmt::format("train sage {} --num-epochs 60 --eval-every 60 --out", kSageFlags), "] Epoch 00020 | Time",
+       "resuming after epoch \\d+ from \\S+/epoch-(\\d+)", "test_acc", 0.03},
+      {"rgcn", dir() + "/aifb2/aifb.json", "data/aifb.json",
+       "train rgcn --graph-name aifb --n-epochs 30 --n-hidden 16 --fanout 20,20 --batch-size 16 --lr 0.01 "
+       "--sparse-lr 0.05 --use-self-loop --dropout 0.2 --seed 4 --out",
+       "] Epoch 00015 | Time", "resuming after epoch \\d+ from \\S+/epoch-(\\d+)", "test_acc", 0.06},
+      {"kge", dir() + "/umls2/umls.json", "data/umls.json",
+       "kge train --model_name DistMult --hidden_dim 64 --lr 0.1 --batch_size 256 --neg_sample_size 64 -adv "
+       "--max_step 4000 --log_interval 250 --checkpoint_interval 1000 --num_thread 1 --test --seed 2 --save_path",
+       "[Train](2500/4000)", "resumed from \\S+ at step (\\d+)", "test_mrr", 0.04},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model);
+    if (c.model == "sage") prepare({1, 2});  // partitions Cora
+    // Host 0 copies the partitions to hosts 1 and 2 and launches from its
+    // own (empty) workspace: nothing of the job runs there but the launcher.
+    const CommandResult copy = on_host(0, prepare({1, 2}, c.part_config));
+    ASSERT_EQ(copy.exit_code, 0) << copy.out << copy.err;
+    // Each run writes its own output (and checkpoints) on every host.
+    const auto launch = [&](const std::string& out) {
+      return fmt::format(
+          "nsenter -t {} -m -n -- /bin/sh -c {}", first_line(host_dir(0) + "/sshd.pid"),
+          quote(fmt::format("cd {} && {} launch --ip-config {}/ip_config.txt --part-config {} --num-servers 1 "
+                            "--num-trainers 1 --num-samplers 1 --timeout 20 --max-restarts 1 {} \"bin/tessera {} {}\"",
+                            workspace(), TESSERA_BINARY, dir(), c.data, ssh_flags(), c.command, out)));
+    };
+    const JobRun plain = run_job(launch(c.model + "-plain"));
+    ASSERT_EQ(plain.code, 0) << plain.log;
+    const double plain_metric = final_record(plain.log)[c.metric].get<double>();
+    EXPECT_FALSE(fs::exists(host_dir(0) + "/ws/" + c.model + "-plain")) << "the launcher's host ran part of the job";
+    for (const std::string role : {"trainer", "server"}) {
+      SCOPED_TRACE(role);
+      const JobRun killed =
+          run_job_killing_at(launch(c.model + "-" + role), fmt::format("{}/{}-{}.log", dir(), c.model, role),
+                             c.half_way, role, 1);
+      ASSERT_EQ(killed.code, 0) << killed.log;
+      EXPECT_NE(killed.log.find("restart 1 of 1 on the same machines"), std::string::npos) << killed.log;
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(killed.log, m, std::regex(c.resumed))) << killed.log;
+      const double metric = final_record(killed.log)[c.metric].get<double>();
+      EXPECT_NEAR(metric, plain_metric, c.tolerance) << killed.log;
+      EXPECT_LE(killed.seconds, 1.5 * plain.seconds + 30) << killed.log;
+      std::printf("%s on hosts 1-2, launcher on host 0, %s of host 2 killed: exit 0, resumed from %s, %s %.4f "
+                  "(uninterrupted %.4f), %.1f s (uninterrupted %.1f s)\n",
+                  c.model.c_str(), role.c_str(), m[1].str().c_str(), c.metric.c_str(), metric, plain_metric,
+                  killed.seconds, plain.seconds);
+    }
+    // The servers of both hosts wrote their own shares on their own disks.
+    if (c.model != "sage")
+      for (int host : {1, 2})
+        EXPECT_TRUE(fs::exists(fmt::format("{}/ws/{}-server/{}/server-{}", host_dir(host), c.model,
+                                           c.model == "kge" ? "checkpoint" : "checkpoints", host - 1)))
+            << host;
+  }
   EXPECT_EQ(leftovers_anywhere(), "");
 }
 

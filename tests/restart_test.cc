@@ -1,20 +1,17 @@
 // A job survives the loss of any process: `tessera launch --max-restarts 1`
-// runs `train sage` (and `kge train`) on 2 machines (loopback), a trainer or a server is
-// killed with SIGKILL half-way, the launcher tears the job down and starts
-// it again, and the trainers resume from their newest common checkpoint.
+// runs `train sage`, `train rgcn` and `kge train` on 2 machines (loopback), a
+// trainer or a server is killed with SIGKILL half-way (or a server while it
+// writes a checkpoint), the launcher tears the job down and starts it again,
+// and the job resumes from the newest checkpoint every process holds whole.
 // The job must exit 0 with the accuracy of an uninterrupted run and lose at
-// most the interrupted epoch.
-#include <signal.h>
-
-#include <chrono>
+// most one checkpoint interval. tests/cluster_test.cc does the same across
+// simulated hosts.
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/io/npy.h"
+#include "job_runs.h"
 #include "test_util.h"
 
 namespace tessera::testing {
@@ -30,39 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kEpochs = 8;
-
-// Processes of job `id` in `role` on `machine`: the tessera binaries, not
-// the shells that started them.
-std::vector<int> job_processes(const std::string& id, const std::string& role, int machine) {
-  std::vector<int> pids;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream comm(entry.path() / "comm");
-    std::string command;
-    std::getline(comm, command);
-    if (command != "tessera") continue;
-    std::ifstream env_file(entry.path() / "environ", std::ios::binary);
-    const std::string env((std::istreambuf_iterator<char>(env_file)), std::istreambuf_iterator<char>());
-    // environ is NUL-separated: "A=1\0B=2\0".
-    const std::string padded = std::string(1, '\0') + env;
-    const auto has = [&](const std::string& var) { return padded.find('\0' + var + '\0') != std::string::npos; };
-    if (has("TESSERA_JOB_ID=" + id) && has("TESSERA_ROLE=" + role) &&
-        has("TESSERA_MACHINE_ID=" + std::to_string(machine)))
-      pids.push_back(std::stoi(name));
-  }
-  return pids;
-}
-
-// Trainer 0's final record in a launcher's log, whose last lines may be the
-// launcher's own (leftovers it removed).
-nlohmann::json final_record(const std::string& log) {
-  std::istringstream lines(log);
-  std::string record;
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("[m0/trainer/0] {", 0) == 0) record = line;
-  return final_metrics(record);
-}
 
 class RestartTest : public ::testing::Test {
  protected:
@@ -88,53 +53,6 @@ class RestartTest : public ::testing::Test {
         TESSERA_BINARY, loopback_ip_config(scratch_.path(), 2), dir_->path(), restarts, TESSERA_BINARY, kEpochs, out);
   }
 
-  // A job's launcher log, exit code and wall time.
-  struct Run {
-    std::string log;
-    int code = -1;
-    double seconds = 0;
-  };
-
-  // Runs `job_command` to the end.
-  static Run run(const std::string& job_command) {
-    const auto start = std::chrono::steady_clock::now();
-    const CommandResult r = run_command(job_command);
-    return {r.out + r.err, r.exit_code, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  }
-
-  // Runs `job_command`, kills the tessera process of `role` on machine 1
-  // once `marker` shows in its log file `log`.
-  static Run run_with_kill(const std::string& job_command, const std::string& marker, const std::string& role,
-                           const std::string& log) {
-    return run_with_kill(
-        job_command, "'" + marker + "' in the log",
-        [&](const std::string& text) { return text.find(marker) != std::string::npos; }, role, log);
-  }
-
-  // The same once `ready(log text)` holds.
-  static Run run_with_kill(const std::string& job_command, const std::string& what,
-                           const std::function<bool(const std::string&)>& ready, const std::string& role,
-                           const std::string& log) {
-    const auto start = std::chrono::steady_clock::now();
-    BackgroundCommand job(job_command, log);
-    std::string text;
-    while (!ready(text = read_file(log))) {
-      EXPECT_EQ(job.wait(0), -1) << text;
-      if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
-        ADD_FAILURE() << "no " << what << " within 120 s:\n" << text;
-        return {text};
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::smatch m;
-    EXPECT_TRUE(std::regex_search(text, m, std::regex("launch: job ([A-Za-z0-9_-]+)"))) << text;
-    const std::vector<int> victims = job_processes(m[1].str(), role, 1);
-    EXPECT_EQ(victims.size(), 1u) << role << "\n" << text;
-    for (int pid : victims) EXPECT_EQ(::kill(pid, SIGKILL), 0);
-    const int code = job.wait(300);
-    return {read_file(log), code, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  }
-
   TempDir scratch_;
   static TempDir* dir_;
 };
@@ -143,7 +61,7 @@ TempDir* RestartTest::dir_ = nullptr;
 
 TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
   const std::string d = scratch_.path();
-  const Run plain = run(command(d + "/plain", 1));
+  const JobRun plain = run_job(command(d + "/plain", 1));
   ASSERT_EQ(plain.code, 0) << plain.log;
   const double plain_acc = final_record(plain.log)["test_acc"].get<double>();
   EXPECT_EQ(plain.log.find("restart"), std::string::npos) << plain.log;
@@ -157,9 +75,9 @@ TEST_F(RestartTest, SageSurvivesAKilledTrainerAndAKilledServer) {
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
     const std::string out = d + "/killed-" + role;
-    const Run killed =
-        run_with_kill(command(out, 1), fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kEpochs / 2 - 1), role,
-                      out + ".log");
+    const JobRun killed =
+        run_job_killing_at(command(out, 1), out + ".log",
+                           fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kEpochs / 2 - 1), role, 1);
     const std::string& text = killed.log;
     ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines, with TESSERA_RESTART=1"), std::string::npos) << text;
@@ -199,7 +117,7 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
         "--test --seed 2 --save_path {}\"",
         TESSERA_BINARY, loopback_ip_config(d, 2), d, TESSERA_BINARY, out);
   };
-  const Run plain = run(command(d + "/plain"));
+  const JobRun plain = run_job(command(d + "/plain"));
   ASSERT_EQ(plain.code, 0) << plain.log;
   const double plain_mrr = final_record(plain.log)["test_mrr"].get<double>();
   EXPECT_GT(plain_mrr, 0.5);
@@ -207,7 +125,8 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
     const std::string out = d + "/killed-" + role;
-    const Run killed = run_with_kill(command(out), "[m0/trainer/0] [proc 0][Train](2500/4000)", role, out + ".log");
+    const JobRun killed =
+        run_job_killing_at(command(out), out + ".log", "[m0/trainer/0] [proc 0][Train](2500/4000)", role, 1);
     const std::string& text = killed.log;
     ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
@@ -243,7 +162,7 @@ TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoi
         "--batch-size 16 --lr 0.01 --sparse-lr 0.05 --use-self-loop --dropout 0.2 --seed 4 --out {} {}\"",
         TESSERA_BINARY, ip_config, d, TESSERA_BINARY, kRgcnEpochs, out, extra);
   };
-  const Run plain = run(command(d + "/plain", ""));
+  const JobRun plain = run_job(command(d + "/plain", ""));
   ASSERT_EQ(plain.code, 0) << plain.log;
   const double plain_acc = final_record(plain.log)["test_acc"].get<double>();
   for (const std::string owner : {"trainer-0", "trainer-1", "server-0", "server-1"})
@@ -261,7 +180,7 @@ TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoi
   EXPECT_GT(rows(0), 1000);
   EXPECT_GT(rows(1), 1000);
 
-  const auto check_resumed = [&](const Run& killed, int min_epochs_kept) {
+  const auto check_resumed = [&](const JobRun& killed, int min_epochs_kept) {
     const std::string& text = killed.log;
     ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
@@ -281,8 +200,8 @@ TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoi
   for (const std::string role : {"trainer", "server"}) {
     SCOPED_TRACE(role);
     const std::string out = d + "/killed-" + role;
-    check_resumed(run_with_kill(command(out, ""), fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kRgcnEpochs / 2),
-                                role, out + ".log"),
+    check_resumed(run_job_killing_at(command(out, ""), out + ".log",
+                                     fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kRgcnEpochs / 2), role, 1),
                   kRgcnEpochs / 2 - 1);
   }
 
@@ -297,8 +216,9 @@ TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoi
       if (it->path().filename().string().rfind("epoch-20.tessera-tmp-", 0) == 0) return true;
     return false;
   };
-  const Run killed = run_with_kill("env TESSERA_FAULT_CHECKPOINT_PAUSE_MS=2000 " + command(out, "--checkpoint-every 10"),
-                                   "server 1 writing checkpoint 20", writing_checkpoint_20, "server", out + ".log");
+  const JobRun killed =
+      run_job_killing("env TESSERA_FAULT_CHECKPOINT_PAUSE_MS=2000 " + command(out, "--checkpoint-every 10"),
+                      out + ".log", "server 1 writing checkpoint 20", writing_checkpoint_20, "server", 1);
   check_resumed(killed, 10);
   EXPECT_NE(killed.log.find("resuming after epoch 9 from"), std::string::npos) << killed.log;
 }

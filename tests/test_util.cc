@@ -15,7 +15,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <fmt/format.h>
 
@@ -172,6 +174,39 @@ nlohmann::json final_metrics(const std::string& out) {
   const size_t brace = last.find('{');
   if (brace == std::string::npos) return nlohmann::json();
   return nlohmann::json::parse(last.substr(brace), nullptr, false);
+}
+
+nlohmann::json final_record(const std::string& log) {
+  std::istringstream lines(log);
+  std::string record;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t end = line.find("] {");
+    if (line.rfind("[m0/trainer/0", 0) == 0 && end != std::string::npos) record = line.substr(end + 2);
+  }
+  return nlohmann::json::parse(record, nullptr, false);
+}
+
+std::vector<int> job_processes(const std::string& id, const std::string& role, int machine) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // The program by its first argument: a process's comm may change while
+    // it runs (a library names its main thread).
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string program;
+    std::getline(cmdline, program, '\0');
+    if (std::filesystem::path(program).filename() != "tessera") continue;
+    std::ifstream env_file(entry.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(env_file)), std::istreambuf_iterator<char>());
+    // environ is NUL-separated: "A=1\0B=2\0".
+    const std::string padded = std::string(1, '\0') + env;
+    const auto has = [&](const std::string& var) { return padded.find('\0' + var + '\0') != std::string::npos; };
+    if (has("TESSERA_JOB_ID=" + id) && has("TESSERA_ROLE=" + role) &&
+        has("TESSERA_MACHINE_ID=" + std::to_string(machine)))
+      pids.push_back(std::stoi(name));
+  }
+  return pids;
 }
 
 std::string loopback_ip_config(const std::string& dir, int machines) {

@@ -88,6 +88,16 @@ std::string read_file(const std::string& path);
 // null when there is none.
 nlohmann::json final_metrics(const std::string& out);
 
+// Trainer 0's final record in a launcher's log ("[m0/trainer/0] {...}", or
+// "[m0/trainer/0@host] {...}" when it ran over ssh), whose last lines may be
+// the launcher's own; null when there is none.
+nlohmann::json final_record(const std::string& log);
+
+// Pids of the tessera processes of job `id` (the launcher prints it) in
+// `role` ("server", "trainer") on `machine`: the binaries, not the shells
+// that started them, found by their environment.
+std::vector<int> job_processes(const std::string& id, const std::string& role, int machine);
+
 // An ip_config of `machines` loopback machines with free ports for one
 // server each, written to dir/ip_config.txt; returns its path.
 std::string loopback_ip_config(const std::string& dir, int machines);
