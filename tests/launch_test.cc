@@ -283,10 +283,18 @@ TEST_F(Launch, AFailedJobIsRestartedUpToMaxRestarts) {
 
   // One that succeeds on its first restart ends there, with exit code 0.
   fs::remove(attempts);
-  const CommandResult recovering = launch("--ip-config " + ip + " --part-config " + part_config() + " --max-restarts 5",
-                                          note + "[ \"${TESSERA_RESTART:-0}\" -ge 1 ] || exit 5");
+  const std::string run_dir = work_ / "run";
+  const CommandResult recovering =
+      launch("--ip-config " + ip + " --part-config " + part_config() + " --max-restarts 5 --run-dir " + run_dir,
+             note + "[ \"${TESSERA_RESTART:-0}\" -ge 1 ] || exit 5");
   EXPECT_EQ(recovering.exit_code, 0) << recovering.err;
   EXPECT_EQ(testing::read_file(attempts), "attempt 0\nattempt 1\n");
+  // The run record keeps the failed attempt beside the last one.
+  const nlohmann::json record = nlohmann::json::parse(testing::read_file(run_dir + "/launch.json"));
+  EXPECT_EQ(record["exit_code"], 0);
+  ASSERT_EQ(record["failed_attempts"].size(), 1u) << record.dump(1);
+  EXPECT_EQ(record["failed_attempts"][0]["exit_code"], 5);
+  EXPECT_EQ(record["failed_attempts"][0]["processes"].size(), record["processes"].size());
 
   // No restart without the flag; a negative count is refused up front.
   fs::remove(attempts);

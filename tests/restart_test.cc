@@ -148,7 +148,7 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
 // R-GCN on AIFB: the featureless types learn DistEmbedding rows, which the
 // servers checkpoint (rows and Adam state, each machine its own) beside the
 // trainers' dense checkpoints; a resumed job reloads both.
-TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoint) {
+TEST_F(RestartTest, RgcnSurvivesAServerKilledMidCheckpoint) {
   TESSERA_REQUIRE_SHARED("hetero/AIFB", aifb);
   const std::string d = scratch_.path();
   ASSERT_EQ(run_tessera(fmt::format("partition --input {} --format rdf --graph-name aifb --num-parts 2 "
@@ -197,14 +197,8 @@ TEST_F(RestartTest, RgcnSurvivesAKilledTrainerAServerAndAServerKilledMidCheckpoi
                "(uninterrupted {:.1f} s)\n",
                m[2].str(), acc, plain_acc, killed.seconds, plain.seconds);
   };
-  for (const std::string role : {"trainer", "server"}) {
-    SCOPED_TRACE(role);
-    const std::string out = d + "/killed-" + role;
-    check_resumed(run_job_killing_at(command(out, ""), out + ".log",
-                                     fmt::format("[m0/trainer/0] Epoch {:05d} | Time", kRgcnEpochs / 2), role, 1),
-                  kRgcnEpochs / 2 - 1);
-  }
-
+  // A trainer or a server killed half-way: Cluster.JobsSurviveAKilledTrainerAndServer... (the same kills
+  // across simulated hosts) covers R-GCN; here a server dies in the middle of a checkpoint.
   // Server 1 is killed while it writes checkpoint 20 (its files written, its
   // manifest not yet published): the job resumes from checkpoint 10.
   SCOPED_TRACE("server killed mid-checkpoint");

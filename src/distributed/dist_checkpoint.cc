@@ -53,10 +53,10 @@ std::vector<std::string> names_of(const json& request) {
 }
 
 // The machine's rows of each tensor as <name>.npy.
-void save_rows(const TensorByName& tensor, int machine, const json& request, int64_t n) {
+uint64_t save_rows(const TensorByName& tensor, int machine, const json& request, int64_t n) {
   const std::vector<std::string> names = names_of(request);
   const Checkpoints checkpoints = machine_checkpoints(request.at("dir"), request.at("unit"), machine, request.at("keep"));
-  checkpoints.save(n, [&](const std::string& staged) {
+  return checkpoints.save(n, [&](const std::string& staged) {
     for (const std::string& name : names) write_npy(staged + "/" + name + ".npy", tensor(name).rows);
   });
 }
@@ -78,8 +78,9 @@ void load_rows(const TensorByName& tensor, int machine, const json& request, int
 }
 
 
-std::vector<zmq::message_t> serve_save(ServedPartition& server, net::Request& request, net::Header*) {
-  save_rows(server.tensor, server.env.machine_id, request_body(request), request.header.iarg);
+std::vector<zmq::message_t> serve_save(ServedPartition& server, net::Request& request, net::Header* reply) {
+  reply->iarg = static_cast<int64_t>(save_rows(server.tensor, server.env.machine_id, request_body(request),
+                                               request.header.iarg));
   return {};
 }
 
@@ -125,11 +126,14 @@ std::vector<net::Reply> ask_every_machine(Context& ctx, MessageType type, int64_
 
 }  // namespace
 
-void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
-                            int keep, const std::string& unit) {
+uint64_t save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n,
+                                const std::vector<std::string>& tensors, int keep, const std::string& unit) {
   const json request = {{"dir", dir}, {"unit", unit}, {"keep", keep}, {"tensors", tensors}};
   if (ctx.standalone()) return save_rows(local_tensors(ctx), 0, request, n);
-  ask_every_machine(ctx, MessageType::kSaveCheckpoint, n, request);
+  uint64_t bytes = 0;
+  for (const net::Reply& reply : ask_every_machine(ctx, MessageType::kSaveCheckpoint, n, request))
+    bytes += static_cast<uint64_t>(reply.header.iarg);
+  return bytes;
 }
 
 std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir, const std::string& unit) {

@@ -87,7 +87,8 @@ std::vector<int64_t> Checkpoints::published_numbers() const {
   return numbers;
 }
 
-void Checkpoints::save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const {
+uint64_t Checkpoints::save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const {
+  uint64_t bytes = 0;
   {
     StagedDirectory staged(path(epochs));
     write(staged.path());
@@ -95,6 +96,7 @@ void Checkpoints::save(int64_t epochs, const std::function<void(const std::strin
     for (const auto& entry : fs::directory_iterator(staged.path())) {
       const auto [size, crc] = size_and_crc(entry.path().string());
       files[entry.path().filename().string()] = {{"bytes", size}, {"crc32", crc}};
+      bytes += size;
     }
     write_text_file(staged.path() + "/" + kManifest, nlohmann::json{{unit_, epochs}, {"files", files}}.dump(1));
     pause_for_fault_injection();
@@ -102,6 +104,7 @@ void Checkpoints::save(int64_t epochs, const std::function<void(const std::strin
   }
   const std::vector<int64_t> all = published_numbers();
   for (size_t i = static_cast<size_t>(keep_); i < all.size(); ++i) fs::remove_all(path(all[i]));
+  return bytes;
 }
 
 std::vector<int64_t> Checkpoints::intact() const {

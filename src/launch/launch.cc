@@ -85,12 +85,14 @@ int run_launch(const LaunchOptions& options) {
   const double start_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   int code = 0;
   std::vector<ProcessOutcome> outcomes;
+  std::vector<std::pair<int, std::vector<ProcessOutcome>>> failed_attempts;
   try {
     for (int attempt = 0;; ++attempt) {
       Supervisor supervisor(spawner, supervise);
       code = supervisor.run(attempt_processes(plan, attempt));
       outcomes = supervisor.outcomes();
       if (code == 0 || supervisor.interrupted() || attempt == options.max_restarts) break;
+      failed_attempts.emplace_back(code, outcomes);
       remove_leftovers(plan);
       check_local_ports(plan);  // a port taken meanwhile is named, not waited for
       write_all(STDERR_FILENO, fmt::format("launch: job {} failed (exit code {}); restart {} of {} on the same "
@@ -104,7 +106,7 @@ int run_launch(const LaunchOptions& options) {
   clean_up(plan);
   if (!options.run_dir.empty()) {
     try {
-      write_launch_record({plan, options, start_s, code, outcomes});
+      write_launch_record({plan, options, start_s, code, outcomes, failed_attempts});
     } catch (const std::exception& e) {
       // The job has run; a record it cannot keep should not turn success into failure.
       write_all(STDERR_FILENO, fmt::format("launch: cannot write the run record: {}\n", e.what()));

@@ -34,19 +34,25 @@ void write_launch_record(const LaunchRecord& r) {
                         {"base_port", r.plan.machines[m].base_port},
                         {"local", static_cast<bool>(r.plan.machine_is_local[m])},
                         {"client", m >= static_cast<size_t>(r.plan.num_server_machines)}});
-  nlohmann::json processes = nlohmann::json::array();
-  for (const ProcessOutcome& p : r.processes) {
-    nlohmann::json j = {{"label", p.label},
-                        {"role", distributed::role_name(p.role)},
-                        {"host", p.host},
-                        {"remote", p.remote},
-                        {"start_time", utc(p.start_s)},
-                        {"duration_s", p.duration_s},
-                        {"exit_code", p.exit_code},
-                        {"stopped_by_launcher", p.stopped}};
-    j["peak_rss_mb"] = p.peak_rss_bytes >= 0 ? nlohmann::json(p.peak_rss_bytes / 1e6) : nlohmann::json();
-    processes.push_back(j);
-  }
+  const auto outcomes = [](const std::vector<ProcessOutcome>& all) {
+    nlohmann::json processes = nlohmann::json::array();
+    for (const ProcessOutcome& p : all) {
+      nlohmann::json j = {{"label", p.label},
+                          {"role", distributed::role_name(p.role)},
+                          {"host", p.host},
+                          {"remote", p.remote},
+                          {"start_time", utc(p.start_s)},
+                          {"duration_s", p.duration_s},
+                          {"exit_code", p.exit_code},
+                          {"stopped_by_launcher", p.stopped}};
+      j["peak_rss_mb"] = p.peak_rss_bytes >= 0 ? nlohmann::json(p.peak_rss_bytes / 1e6) : nlohmann::json();
+      processes.push_back(j);
+    }
+    return processes;
+  };
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& [code, processes] : r.failed_attempts)
+    failed.push_back({{"exit_code", code}, {"processes", outcomes(processes)}});
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const nlohmann::json record = {{"job_id", r.plan.job_id},
                                  {"launcher_command", process_arguments()},
@@ -62,7 +68,8 @@ void write_launch_record(const LaunchRecord& r) {
                                  {"end_time", utc(now)},
                                  {"duration_s", now - r.start_s},
                                  {"exit_code", r.exit_code},
-                                 {"processes", processes}};
+                                 {"processes", outcomes(r.processes)},
+                                 {"failed_attempts", failed}};
   const std::string path = launch_record_path(r.plan, r.options);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);

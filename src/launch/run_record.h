@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "job_plan.h"
@@ -16,7 +17,9 @@ struct LaunchRecord {
   const LaunchOptions& options;
   double start_s = 0;  // Unix time
   int exit_code = 0;
-  std::vector<ProcessOutcome> processes;
+  std::vector<ProcessOutcome> processes;  // the last attempt's
+  // Attempts that failed before a restart (--max-restarts): exit code, processes.
+  std::vector<std::pair<int, std::vector<ProcessOutcome>>> failed_attempts;
 };
 
 // The record's path: the run dir taken relative to the launcher's workspace.

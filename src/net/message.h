@@ -40,7 +40,7 @@ enum class MessageType : uint16_t {
   kStoreCount = 16,   // -> reply: iarg = number of keys
   kTopInDegree = 17,  // iarg = count -> reply: local offsets (int64) of the `count` nodes of largest in-degree
   // Checkpoints of the machine's rows (main servers; frame 0 is JSON with "dir"):
-  kSaveCheckpoint = 18,   // iarg = epoch; JSON "keep", "tensors"
+  kSaveCheckpoint = 18,   // iarg = epoch; JSON "keep", "tensors" -> reply: iarg = bytes written
   kLoadCheckpoint = 19,   // iarg = epoch; JSON "tensors"
   kListCheckpoints = 20,  // -> reply: the intact epochs (int64), newest first
 };

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tessera/base/error.h"
+#include "tessera/base/timer.h"
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_checkpoint.h"
 #include "tessera/distributed/job_env.h"
@@ -67,8 +68,10 @@ int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t
 }
 
 TrainingCheckpoints::TrainingCheckpoints(distributed::Context& ctx, const CheckpointOptions& options,
-                                         const std::string& out_dir, std::vector<std::string> server_tensors)
+                                         const std::string& out_dir, RunLog& log,
+                                         std::vector<std::string> server_tensors)
     : ctx_(&ctx),
+      log_(&log),
       options_(options),
       dir_(std::filesystem::absolute(options.dir.empty() ? out_dir + "/checkpoints" : options.dir).string()),
       mine_(dir_, fmt::format("trainer-{}", ctx.rank()), options.keep),
@@ -76,8 +79,7 @@ TrainingCheckpoints::TrainingCheckpoints(distributed::Context& ctx, const Checkp
   check(options);
 }
 
-int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, RunLog& log,
-                                int num_epochs) {
+int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, int num_epochs) {
   if (!resuming(options_)) return 0;
   std::vector<int64_t> intact = mine_.intact();
   // One trainer asks the servers; the all-gather tells the others.
@@ -85,7 +87,7 @@ int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimize
     intact = both(intact, distributed::intact_server_checkpoints(*ctx_, dir_));
   const int epochs = static_cast<int>(agree_on_checkpoint(*ctx_, intact));
   if (epochs == 0) {
-    log.line(fmt::format("--resume: no checkpoint that every process holds in {}; starting from the first epoch",
+    log_->line(fmt::format("--resume: no checkpoint that every process holds in {}; starting from the first epoch",
                          dir_));
     return 0;
   }
@@ -96,21 +98,28 @@ int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimize
   if (ctx_->rank() == 0 && !server_tensors_.empty())
     distributed::load_server_checkpoint(*ctx_, dir_, epochs, server_tensors_);
   ctx_->collectives().barrier();  // no trainer reads the tensors before they are loaded
-  log.line(fmt::format("resuming after epoch {} from {}", epochs - 1, mine_.path(epochs)));
+  log_->line(fmt::format("resuming after epoch {} from {}", epochs - 1, mine_.path(epochs)));
   return epochs;
 }
 
 void TrainingCheckpoints::after_epoch(int done, int num_epochs, torch::nn::Module& model,
                                       torch::optim::Optimizer& optimizer) {
   if (options_.every == 0 || done % options_.every != 0 || done >= num_epochs) return;
+  Timer timer;
+  uint64_t server_bytes = 0;
   if (!server_tensors_.empty()) {
     // The rows are those of exactly `done` epochs: every trainer's updates
     // have landed, and none of the next epoch's until the servers are done.
     ctx_->collectives().barrier();
-    if (ctx_->rank() == 0) distributed::save_server_checkpoint(*ctx_, dir_, done, server_tensors_, options_.keep);
+    if (ctx_->rank() == 0)
+      server_bytes = distributed::save_server_checkpoint(*ctx_, dir_, done, server_tensors_, options_.keep);
     ctx_->collectives().barrier();
   }
-  mine_.save(done, [&](const std::string& dir) { save_dense(dir, model, optimizer); });
+  const uint64_t mine = mine_.save(done, [&](const std::string& dir) { save_dense(dir, model, optimizer); });
+  log_->line(fmt::format("checkpoint after epoch {} written in {:.2f} s: {:.1f} MB per trainer{}", done - 1,
+                         timer.seconds(), static_cast<double>(mine) / 1e6,
+                         server_tensors_.empty() ? std::string()
+                                                 : fmt::format(", {:.1f} MB on the servers", server_bytes / 1e6)));
 }
 
 }  // namespace tessera::train

@@ -191,9 +191,9 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
   EpochLoopOptions loop_options{o.num_epochs, o.log_every, o.eval_every};
-  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir,
+  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir, log,
                                   sparse_optimizer ? sparse_optimizer->tensors() : std::vector<std::string>{});
-  loop_options.first_epoch = checkpoints.resume(*model, optimizer, log, o.num_epochs);
+  loop_options.first_epoch = checkpoints.resume(*model, optimizer, o.num_epochs);
   loop_options.after_epoch = [&](int done) {
     if (sparse_optimizer) sparse_optimizer->flush();
     checkpoints.after_epoch(done, o.num_epochs, *model, optimizer);

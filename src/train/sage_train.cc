@@ -95,8 +95,8 @@ int run_sage_training(const SageTrainOptions& o) {
     });
   };
   EpochLoopOptions lo_options{o.num_epochs, o.log_every, o.eval_every};
-  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir);
-  lo_options.first_epoch = checkpoints.resume(*model, optimizer, log, o.num_epochs);
+  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir, log);
+  lo_options.first_epoch = checkpoints.resume(*model, optimizer, o.num_epochs);
   lo_options.after_epoch = [&](int done) { checkpoints.after_epoch(done, o.num_epochs, *model, optimizer); };
   EpochLoop loop(*ctx, log, lo_options);
   model->train();

@@ -19,9 +19,10 @@ class Context;
 
 // `unit` names what N counts: "epoch" or "step" (Checkpoints).
 
-// Writes checkpoint `n` of `tensors` and keeps each machine's newest `keep`.
-void save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,
-                            int keep, const std::string& unit = "epoch");
+// Writes checkpoint `n` of `tensors` and keeps each machine's newest `keep`;
+// returns the bytes all machines wrote.
+uint64_t save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n,
+                                const std::vector<std::string>& tensors, int keep, const std::string& unit = "epoch");
 // The N whose checkpoint every machine holds intact, newest first.
 std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir, const std::string& unit = "epoch");
 // Replaces the rows of `tensors` with checkpoint `n`'s.

@@ -25,8 +25,8 @@ class Checkpoints {
 
   // Writes checkpoint `epochs`: `write` puts its files into the directory it
   // is given; the manifest is added and the directory published; then all
-  // but the newest `keep` are removed.
-  void save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const;
+  // but the newest `keep` are removed. Returns the bytes written.
+  uint64_t save(int64_t epochs, const std::function<void(const std::string& dir)>& write) const;
   // Epochs of the intact checkpoints, newest first.
   std::vector<int64_t> intact() const;
   std::string path(int64_t epochs) const;

@@ -53,13 +53,14 @@ class TrainingCheckpoints {
  public:
   // `server_tensors`: the DistEmbeddings and optimizer state to checkpoint
   // on the servers (SparseOptimizer::tensors()); none for a dense model.
+  // `log` gets a line per checkpoint (its size and time) and on resume.
   TrainingCheckpoints(distributed::Context& ctx, const CheckpointOptions& options, const std::string& out_dir,
-                      std::vector<std::string> server_tensors = {});
+                      RunLog& log, std::vector<std::string> server_tensors = {});
 
   // Collective. With --resume or after a restart: loads the newest complete
   // checkpoint into `model`, `optimizer`, the random state and the servers'
   // tensors, logs it, and returns its epochs done; otherwise 0.
-  int resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, RunLog& log, int num_epochs);
+  int resume(torch::nn::Module& model, torch::optim::Optimizer& optimizer, int num_epochs);
   // Collective, after epoch `done` (counted from 1): writes a checkpoint when
   // one is due (none after the last epoch). Sparse updates must have been
   // flushed.
@@ -69,6 +70,7 @@ class TrainingCheckpoints {
 
  private:
   distributed::Context* ctx_;
+  RunLog* log_;
   CheckpointOptions options_;
   std::string dir_;  // absolute: the servers write relative to it too
   Checkpoints mine_;
