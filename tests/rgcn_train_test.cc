@@ -29,6 +29,13 @@ const char* kAifbFlags =
     "--graph-name aifb --n-epochs 30 --n-hidden 16 --fanout 20,20 --batch-size 16 --lr 0.01 --sparse-lr 0.05 "
     "--use-self-loop --dropout 0.2";
 
+// A 2000-node mag-like graph in one partition: <dir>/p1/mag.json.
+void small_mag_graph(const std::string& d) {
+  ASSERT_EQ(run_tessera(fmt::format("gen mag-like --nodes 2000 --edges 10000 --out {}/data", d)).exit_code, 0);
+  ASSERT_EQ(run_tessera(fmt::format("partition --input {}/data --add-reverse --graph-name mag --num-parts 1 --out {}/p1",
+                                    d, d)).exit_code, 0);
+}
+
 nlohmann::json launch_rgcn(const std::string& dir, const std::string& part_config, const std::string& flags,
                            const std::string& out) {
   const CommandResult r = run_command(fmt::format(
@@ -108,14 +115,17 @@ TEST(RgcnTrain, AifbDistributedReachesTheRgcnPapersRange) {
 TEST(RgcnTrain, AResumedRunRepeatsTheUninterruptedEpochExactly) {
   TempDir dir;
   const std::string d = dir.path();
-  ASSERT_EQ(run_tessera(fmt::format("gen mag-like --nodes 2000 --edges 10000 --out {}/data", d)).exit_code, 0);
-  ASSERT_EQ(run_tessera(fmt::format("partition --input {}/data --add-reverse --graph-name mag --num-parts 1 --out {}/p1",
-                                    d, d)).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(small_mag_graph(d));
   const std::string base = fmt::format("train rgcn --standalone --conf-path {}/p1/mag.json --n-epochs 4 --dropout 0.5 ", d);
   ASSERT_EQ(run_tessera(base + "--out " + d + "/a").exit_code, 0);
   EXPECT_TRUE(fs::exists(d + "/a/checkpoints/server-0/epoch-3/rgcn-emb-author.adam_m.npy"));
-  fs::create_directories(d + "/b");
-  fs::copy(d + "/a/checkpoints", d + "/b/checkpoints", fs::copy_options::recursive);
+  // Run b starts from a copy of run a's checkpoints.
+  const auto copy_checkpoints = [&] {
+    fs::remove_all(d + "/b");
+    fs::create_directories(d + "/b");
+    fs::copy(d + "/a/checkpoints", d + "/b/checkpoints", fs::copy_options::recursive);
+  };
+  copy_checkpoints();
   const CommandResult r = run_tessera(base + "--resume --out " + d + "/b");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("resuming after epoch 2 from"), std::string::npos) << r.out;
@@ -135,9 +145,7 @@ TEST(RgcnTrain, AResumedRunRepeatsTheUninterruptedEpochExactly) {
   EXPECT_DOUBLE_EQ(b["test_acc"].get<double>(), a["test_acc"].get<double>());
 
   // Without the servers' share the checkpoint is incomplete: nothing to resume.
-  fs::remove_all(d + "/b");
-  fs::create_directories(d + "/b");
-  fs::copy(d + "/a/checkpoints", d + "/b/checkpoints", fs::copy_options::recursive);
+  copy_checkpoints();
   fs::remove(d + "/b/checkpoints/server-0/epoch-3/rgcn-emb-author.npy");
   fs::remove_all(d + "/b/checkpoints/server-0/epoch-2");
   const CommandResult damaged = run_tessera(base + "--resume --out " + d + "/b");
@@ -149,9 +157,7 @@ TEST(RgcnTrain, AResumedRunRepeatsTheUninterruptedEpochExactly) {
 TEST(RgcnTrain, BadFlagsAreClearErrors) {
   TempDir dir;
   const std::string d = dir.path();
-  ASSERT_EQ(run_tessera(fmt::format("gen mag-like --nodes 2000 --edges 10000 --out {}/data", d)).exit_code, 0);
-  ASSERT_EQ(run_tessera(fmt::format("partition --input {}/data --add-reverse --graph-name mag --num-parts 1 --out {}/p1",
-                                    d, d)).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(small_mag_graph(d));
   const std::string base = fmt::format("train rgcn --standalone --conf-path {}/p1/mag.json --out {}/o ", d, d);
   struct Case {
     std::string flags, message;

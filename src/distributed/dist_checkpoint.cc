@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -138,20 +137,18 @@ uint64_t save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n,
 
 std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& dir, const std::string& unit) {
   if (ctx.standalone()) return machine_checkpoints(dir, unit, 0).intact();
-  std::set<int64_t> common;
+  std::vector<int64_t> common;
   bool first = true;
   for (const net::Reply& reply :
        ask_every_machine(ctx, MessageType::kListCheckpoints, 0, {{"dir", dir}, {"unit", unit}})) {
     if (reply.frames.size() != 1 || reply.frames[0].size() % sizeof(int64_t) != 0)
       fail("listing the checkpoints in {}: a server's reply has the wrong size", dir);
     const int64_t* e = reply.frames[0].data<int64_t>();
-    const std::set<int64_t> mine(e, e + reply.frames[0].size() / sizeof(int64_t));
-    std::set<int64_t> both;
-    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
-    common = first ? mine : both;
+    const std::vector<int64_t> mine(e, e + reply.frames[0].size() / sizeof(int64_t));
+    common = first ? mine : held_by_both(common, mine);  // each list is newest first
     first = false;
   }
-  return std::vector<int64_t>(common.rbegin(), common.rend());
+  return common;
 }
 
 void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, const std::vector<std::string>& tensors,

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <thread>
 #include <utility>
 
@@ -65,6 +67,14 @@ std::string checkpoint_damage(const std::string& dir) {
     return std::string("its manifest is unreadable: ") + e.what();
   }
   return "";
+}
+
+std::vector<int64_t> held_by_both(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> x = a, y = b, out;
+  std::sort(x.rbegin(), x.rend());
+  std::sort(y.rbegin(), y.rend());
+  std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(out), std::greater<>());
+  return out;
 }
 
 Checkpoints::Checkpoints(const std::string& dir, const std::string& owner, int keep, std::string unit)

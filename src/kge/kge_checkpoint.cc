@@ -1,9 +1,6 @@
 #include "kge_checkpoint.h"
 
-#include <algorithm>
 #include <filesystem>
-#include <iterator>
-#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,13 +20,6 @@ torch::Tensor read_sums(const std::string& path) {
   return tensor_of(read_npy_checked(path, DType::kFloat32, 1, "Adagrad sums"));
 }
 
-std::vector<int64_t> both(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const std::set<int64_t> sb(b.begin(), b.end());
-  std::vector<int64_t> out;
-  std::copy_if(a.begin(), a.end(), std::back_inserter(out), [&](int64_t n) { return sb.count(n) > 0; });
-  return out;
-}
-
 }  // namespace
 
 KgeCheckpoints::KgeCheckpoints(KgeJob& job, const std::string& dir, int keep, nlohmann::json config)
@@ -44,7 +34,8 @@ int64_t KgeCheckpoints::newest(bool required) {
   if (job_->logs()) {
     found = trainer_.intact();
     const std::vector<std::string> on_servers = job_->entities->server_tensors();
-    if (!on_servers.empty()) found = both(found, distributed::intact_server_checkpoints(*job_->ctx, dir_, "step"));
+    if (!on_servers.empty())
+      found = held_by_both(found, distributed::intact_server_checkpoints(*job_->ctx, dir_, "step"));
   }
   std::vector<int64_t> newest{found.empty() ? 0 : found.front()};
   if (job_->distributed()) newest = job_->ctx->collectives().all_gather(newest)[0];

@@ -2,10 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <iterator>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -45,13 +42,6 @@ void load_dense(const std::string& dir, torch::nn::Module& model, torch::optim::
   });
 }
 
-std::vector<int64_t> both(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const std::set<int64_t> sa(a.begin(), a.end()), sb(b.begin(), b.end());
-  std::vector<int64_t> out;
-  std::set_intersection(sa.rbegin(), sa.rend(), sb.rbegin(), sb.rend(), std::back_inserter(out), std::greater<>());
-  return out;
-}
-
 }  // namespace
 
 void check(const CheckpointOptions& o) {
@@ -63,7 +53,7 @@ bool resuming(const CheckpointOptions& o) { return o.resume || distributed::laun
 
 int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t>& intact) {
   std::vector<int64_t> common = intact;
-  for (const auto& theirs : ctx.collectives().all_gather(intact)) common = both(common, theirs);
+  for (const auto& theirs : ctx.collectives().all_gather(intact)) common = held_by_both(common, theirs);
   return common.empty() ? 0 : common.front();
 }
 
@@ -84,7 +74,7 @@ int TrainingCheckpoints::resume(torch::nn::Module& model, torch::optim::Optimize
   std::vector<int64_t> intact = mine_.intact();
   // One trainer asks the servers; the all-gather tells the others.
   if (ctx_->rank() == 0 && !server_tensors_.empty())
-    intact = both(intact, distributed::intact_server_checkpoints(*ctx_, dir_));
+    intact = held_by_both(intact, distributed::intact_server_checkpoints(*ctx_, dir_));
   const int epochs = static_cast<int>(agree_on_checkpoint(*ctx_, intact));
   if (epochs == 0) {
     log_->line(fmt::format("--resume: no checkpoint that every process holds in {}; starting from the first epoch",

@@ -40,6 +40,10 @@ class Checkpoints {
   std::string unit_;
 };
 
+// The numbers in both lists, newest first: what two shares of a job both
+// hold intact.
+std::vector<int64_t> held_by_both(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
 // Why checkpoint directory `dir` cannot be loaded, or "" when its manifest
 // lists files that are all there, of their sizes and checksums.
 std::string checkpoint_damage(const std::string& dir);
