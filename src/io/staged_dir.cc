@@ -33,14 +33,31 @@ void remove_stale_staging(const fs::path& final_path) {
 
 }  // namespace
 
-StagedDirectory::StagedDirectory(std::string final_path) : final_path_(std::move(final_path)) {
-  while (final_path_.size() > 1 && final_path_.back() == '/') final_path_.pop_back();
-  if (final_path_.empty()) fail("output directory name is empty");
-  staging_path_ = final_path_ + ".tessera-tmp-" + std::to_string(::getpid());
+namespace {
+
+std::string trimmed_output_path(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (path.empty()) fail("output directory name is empty");
   std::error_code ec;
-  fs::path parent = fs::path(final_path_).parent_path();
+  fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) fail("{}: cannot create directory: {}", parent.string(), ec.message());
+  return path;
+}
+
+}  // namespace
+
+StagedDirectory::StagedDirectory(std::string final_path, const std::string& shared_tag)
+    : final_path_(trimmed_output_path(std::move(final_path))) {
+  staging_path_ = final_path_ + ".tessera-shared-" + shared_tag;
+  std::error_code ec;
+  fs::create_directories(staging_path_, ec);
+  if (ec) fail("{}: cannot create directory: {}", staging_path_, ec.message());
+}
+
+StagedDirectory::StagedDirectory(std::string final_path) : final_path_(trimmed_output_path(std::move(final_path))) {
+  staging_path_ = final_path_ + ".tessera-tmp-" + std::to_string(::getpid());
+  std::error_code ec;
   remove_stale_staging(final_path_);
   fs::remove_all(staging_path_, ec);
   if (!fs::create_directory(staging_path_, ec) || ec)

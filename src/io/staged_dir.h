@@ -12,6 +12,11 @@ class StagedDirectory {
  public:
   // Creates `<final>.tessera-tmp-<pid>` (and missing parents of `final`).
   explicit StagedDirectory(std::string final_path);
+  // Staging directory `<final>.tessera-shared-<tag>` that several processes
+  // (ranks of a distributed partitioning, on a shared or a local file system)
+  // create and fill together; one of them commits, the others call
+  // committed_by_another() once it has.
+  StagedDirectory(std::string final_path, const std::string& shared_tag);
   // Removes the staging directory unless commit() succeeded.
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;
@@ -22,6 +27,8 @@ class StagedDirectory {
   std::string subdir(const std::string& relative) const;
   // Replaces any existing `final` with the staged directory.
   void commit();
+  // Another process renamed this shared staging directory into place: leave it.
+  void committed_by_another() { committed_ = true; }
 
  private:
   std::string final_path_;

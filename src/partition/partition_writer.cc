@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "reshuffle.h"
+#include "partition/part_files.h"
 #include "base/progress.h"
 #include "tessera/io/npy.h"
 #include "io/staged_dir.h"
@@ -23,9 +24,7 @@ std::string join(const std::string& a, const std::string& b) { return (std::file
 
 template <typename T>
 void write_slice(const std::string& path, const std::vector<T>& v, int64_t begin, int64_t end) {
-  NpyWriter w(path, dtype_of<T>(), {end - begin});
-  w.append(v.data() + begin, static_cast<size_t>(end - begin) * sizeof(T));
-  w.finish();
+  write_values(path, v.data() + begin, end - begin);
 }
 
 // Streams source rows `ids[0..count)` into a new .npy without materialising
@@ -57,12 +56,15 @@ void write_mask(const std::string& path, const Array& split_ids, const int64_t* 
 
 void check_partition_options(const PartitionOptions& options) {
   if (options.num_parts < 1) fail("--num-parts must be at least 1, got {}", options.num_parts);
-  if (options.method != "metis" && options.method != "random")
-    fail("unknown --method '{}' (expected metis or random)", options.method);
+  if (options.method != "metis" && options.method != "random" && options.method != "parmetis")
+    fail("unknown --method '{}' (expected metis, random or parmetis)", options.method);
 }
 
 PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& options) {
   check_partition_options(options);
+  if (options.method == "parmetis")
+    fail("--method parmetis partitions across MPI ranks from chunked input: run `tessera partition`, not "
+         "partition_dataset()");
   if (options.num_parts > d.num_nodes())
     fail("--num-parts {} is larger than the number of nodes ({}): every partition needs a node", options.num_parts, d.num_nodes());
   if (options.graph_name.empty() || options.graph_name.find('/') != std::string::npos)
@@ -100,25 +102,21 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
   config.edge_map = r.edge_map;
   for (const auto& t : d.node_types) {
     auto& schema = config.node_feat_schema[t.name];
-    for (const auto& [key, a] : t.data)
-      schema[key] = ArraySchema{a.dtype(), std::vector<int64_t>(a.shape().begin() + 1, a.shape().end())};
+    for (const auto& [key, a] : t.data) schema[key] = schema_of(a.dtype(), a.shape());
     for (auto [key, ids] : {std::pair{"train_mask", &t.train}, {"val_mask", &t.val}, {"test_mask", &t.test}})
       if (!ids->empty_handle()) schema[key] = ArraySchema{DType::kBool, {}};
   }
   for (const auto& e : d.edge_types)
     for (const auto& [key, a] : e.data)
-      config.edge_feat_schema[e.canonical()][key] =
-          ArraySchema{a.dtype(), std::vector<int64_t>(a.shape().begin() + 1, a.shape().end())};
+      config.edge_feat_schema[e.canonical()][key] = schema_of(a.dtype(), a.shape());
 
   Progress bar("partition: write", options.num_parts);
   for (int p = 0; p < options.num_parts; ++p, bar.add(1)) {
-    const std::string pdir = "part" + std::to_string(p);
-    config.parts.push_back({pdir + "/node_feat", pdir + "/edge_feat", pdir + "/graph", pdir + "/orig_nids.npy",
-                            pdir + "/orig_eids.npy"});
+    config.parts.push_back(part_files(p));
     const IdRange nodes{r.node_map.front()[p].first, r.node_map.back()[p].second};
     const IdRange edges{r.edge_map.front()[p].first, r.edge_map.back()[p].second};
 
-    const std::string gdir = out.subdir(pdir + "/graph");
+    const std::string gdir = out.subdir(config.parts[p].part_graph);
     const int64_t e0 = r.indptr[nodes.first], e1 = r.indptr[nodes.second];
     {
       NpyWriter w(join(gdir, "indptr.npy"), DType::kInt64, {nodes.second - nodes.first + 1});
@@ -139,7 +137,7 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
       const int64_t* owned = r.orig_nid.data() + range.first;
       const int64_t count = range.second - range.first;
       if (nt.data.empty() && nt.train.empty_handle() && nt.val.empty_handle() && nt.test.empty_handle()) continue;
-      const std::string fdir = out.subdir(pdir + "/node_feat/" + nt.name);
+      const std::string fdir = out.subdir(node_data_folder(config.parts[p], nt.name));
       for (const auto& [key, a] : nt.data) write_gathered(join(fdir, key + ".npy"), a, owned, count);
       for (auto [key, ids] : {std::pair{"train_mask", &nt.train}, {"val_mask", &nt.val}, {"test_mask", &nt.test}})
         if (!ids->empty_handle()) write_mask(join(fdir, std::string(key) + ".npy"), *ids, owned, count, nt.count);
@@ -148,7 +146,7 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
       const EdgeType& et = d.edge_types[k];
       if (et.data.empty()) continue;
       const IdRange range = r.edge_map[k][p];
-      const std::string fdir = out.subdir(pdir + "/edge_feat/" + et.canonical());
+      const std::string fdir = out.subdir(edge_data_folder(config.parts[p], et.canonical()));
       for (const auto& [key, a] : et.data)
         write_gathered(join(fdir, key + ".npy"), a, r.orig_eid.data() + range.first, range.second - range.first);
     }

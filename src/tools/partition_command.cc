@@ -1,6 +1,16 @@
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "base/progress.h"
+#include "launch/launch.h"
+#include "launch/ssh.h"
+#include "partition/distributed/dist_partition.h"
+#include "tessera/distributed/ip_config.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
 #include "tessera/partition/partition_config.h"
@@ -9,6 +19,48 @@
 #include "tessera/base/timer.h"
 
 namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Set by mpirun (OpenMPI) or a PMI launcher such as srun: this process is one rank of several.
+bool started_as_mpi_rank() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
+         std::getenv("PMIX_RANK") != nullptr;
+}
+
+// `tessera partition --ip-config`: one rank on each machine of the ip_config,
+// started by mpirun over ssh (as DistDGL's dispatch step starts its workers),
+// running this same binary with the same flags. Returns mpirun's exit code.
+int partition_over_ssh(const std::string& ip_config, const launch::SshOptions& ssh, const std::string& mpirun,
+                       const std::vector<std::string>& rank_args) {
+  const std::vector<distributed::MachineAddress> machines = distributed::read_ip_config(ip_config, 1);
+  const int ranks = distributed::count_server_machines(machines, ip_config);
+  std::string hosts;
+  for (int m = 0; m < ranks; ++m) hosts += (m ? "," : "") + machines[m].ip;
+  // OpenMPI splits its ssh command on spaces without a shell: a script keeps
+  // Tessera's ssh options (quoted paths, keys) intact.
+  const fs::path agent = fs::temp_directory_path() / fmt::format("tessera-mpi-ssh-{}", ::getpid());
+  {
+    std::ofstream script(agent);
+    script << "#!/bin/sh\nexec " << launch::ssh_transport(ssh) << " \"$@\"\n";
+    if (!script) fail("{}: cannot write the ssh wrapper for mpirun", agent.string());
+  }
+  fs::permissions(agent, fs::perms::owner_all);
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::string command = fmt::format("{} -np {} --host {} --bind-to none --mca plm_rsh_agent {}{}", mpirun, ranks, hosts,
+                                    launch::shell_quote(agent.string()), ::geteuid() == 0 ? " --allow-run-as-root" : "");
+  command += " " + launch::shell_quote(self) + " partition";
+  for (const std::string& a : rank_args) command += " " + launch::shell_quote(a);
+  fmt::print(stderr, "partition: {} ranks on {} (mpirun over ssh)\n", ranks, hosts);
+  std::fflush(stderr);
+  const int status = std::system(command.c_str());
+  fs::remove(agent);
+  if (status == -1) fail("cannot run {}: install OpenMPI (scripts/install-deps)", mpirun);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
 
 void add_partition_command(CLI::App& app) {
   auto options = std::make_shared<PartitionOptions>();
@@ -18,13 +70,18 @@ void add_partition_command(CLI::App& app) {
   auto add_reverse = std::make_shared<bool>(false);
   auto no_reverse = std::make_shared<bool>(false);
   auto rename = std::make_shared<std::string>();
+  auto dry_run = std::make_shared<bool>(false);
+  auto ip_config = std::make_shared<std::string>();
+  auto mpirun = std::make_shared<std::string>("mpirun");
+  auto ssh = std::make_shared<launch::SshOptions>();
   CLI::App* cmd = app.add_subcommand("partition", "split a dataset into partitions for a cluster");
   cmd->add_option("--input,--dataset", *input, "dataset directory")->required();
-  cmd->add_option("--format", read->format, "auto | tessera | ogb | ogb-mag | kg | openke | udd | rdf");
+  cmd->add_option("--format", read->format, "auto | tessera | chunked | ogb | ogb-mag | kg | openke | udd | rdf");
   cmd->add_option("--split", read->split, "OGB: split/<kind> to use when there are several");
   cmd->add_option("--graph-name,--graph_name", options->graph_name, "name of the partitioned graph (default: dataset name)");
   cmd->add_option("--num-parts,--num_parts,-k", options->num_parts, "number of partitions")->required();
-  cmd->add_option("--method,--part-method,--part_method", options->method, "metis | random");
+  cmd->add_option("--method,--part-method,--part_method", options->method,
+                  "metis | random | parmetis (PT-Scotch over MPI, one rank per machine, chunked input)");
   cmd->add_flag("--balance-train,--balance_train", options->balance_train, "balance training nodes across partitions");
   cmd->add_flag("--balance-edges,--balance_edges", options->balance_edges, "balance in-edges across partitions");
   cmd->add_option("--seed", options->seed, "random seed (METIS and random partitioning)");
@@ -39,8 +96,45 @@ void add_partition_command(CLI::App& app) {
                   "rename node data, OLD=NEW[,OLD=NEW...] (DGL's example scripts read features / labels: "
                   "--rename feat=features,label=labels)");
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
-  cmd->callback([options, read, input, as_json, add_reverse, no_reverse, rename] {
+  cmd->add_flag("--dry-run,--dry_run", *dry_run,
+                "--method parmetis: print the memory each rank will need, and stop before reading any edge");
+  cmd->add_option("--ip-config,--ip_config", *ip_config,
+                  "--method parmetis: start one rank on each machine of this file (mpirun over ssh)");
+  cmd->add_option("--mpirun", *mpirun, "the mpirun that --ip-config runs");
+  add_ssh_flags(cmd, *ssh);
+  cmd->callback([options, read, input, as_json, add_reverse, no_reverse, rename, dry_run, ip_config, mpirun, ssh] {
     check_partition_options(*options);
+    const bool chunked = (read->format == "auto" || read->format.empty() ? detect_format(*input) : read->format) ==
+                         "chunked";
+    if (options->method == "parmetis" || (started_as_mpi_rank() && chunked)) {
+      if (!chunked)
+        fail("--method parmetis reads DGL's chunked format (a folder with metadata.json); {} is not one: write "
+             "it with `tessera gen ... --layout chunked` or DGL's tools/chunk_graph.py", *input);
+      if (*add_reverse || !rename->empty())
+        fail("--add-reverse and --rename are not available with distributed partitioning: add the reverse "
+             "edges or rename the arrays in the chunked input");
+      if (!ip_config->empty()) {
+        // The ranks get absolute paths: ssh starts them in the same folder only where it exists.
+        std::vector<std::string> args = {"--input", fs::absolute(*input).string(), "--out",
+                                         fs::absolute(options->out_dir).string(), "--num-parts",
+                                         std::to_string(options->num_parts), "--method", options->method, "--seed",
+                                         std::to_string(options->seed), "--format", "chunked"};
+        if (!options->graph_name.empty()) args.insert(args.end(), {"--graph-name", options->graph_name});
+        if (options->balance_train) args.push_back("--balance-train");
+        if (options->balance_edges) args.push_back("--balance-edges");
+        if (*dry_run) args.push_back("--dry-run");
+        if (*as_json) args.push_back("--json");
+        const int code = partition_over_ssh(*ip_config, *ssh, *mpirun, args);
+        if (code != 0) fail("distributed partitioning failed (mpirun exited with {}); the ranks' errors are above", code);
+        return;
+      }
+      DistributedPartitionRequest request{*input, *options, *dry_run, *as_json};
+      const int code = run_distributed_partition(request);
+      if (code != 0) fail("distributed partitioning failed");
+      return;
+    }
+    if (*dry_run || !ip_config->empty())
+      fail("--dry-run and --ip-config belong to --method parmetis (distributed partitioning)");
     if (*add_reverse && *no_reverse) fail("--add-reverse and --no-reverse contradict each other: give one");
     Timer timer;
     ReadOptions how = *read;

@@ -1,0 +1,592 @@
+#include "partition/distributed/dist_partition.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <filesystem>
+#include <map>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "io/chunked_format.h"
+#include "io/staged_dir.h"
+#include "partition/distributed/chunk_streams.h"
+#include "partition/distributed/memory_estimate.h"
+#include "partition/distributed/mpi_world.h"
+#include "partition/distributed/scotch_partition.h"
+#include "partition/part_files.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
+#include "tessera/partition/partition_config.h"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+namespace {
+
+// Edges per all-to-all round, and data bytes per round: the bounded buffers.
+constexpr int64_t kBatchEdges = int64_t{1} << 20;
+constexpr int64_t kBatchBytes = int64_t{64} << 20;
+// A vertex with this flag in an adjacency message only counts an in-edge
+// (a self-loop): METIS and PT-Scotch take no self-loops.
+constexpr int64_t kInEdgeOnly = int64_t{1} << 62;
+constexpr int64_t kInEdge = int64_t{1} << 61;
+constexpr int64_t kIdMask = kInEdge - 1;
+
+struct Arc {
+  int64_t target, other;  // other: neighbour | kInEdge (target is the edge's destination) | kInEdgeOnly
+};
+
+struct ShuffledEdge {
+  int64_t u, v, g;  // new source and destination IDs, global edge order
+};
+
+class Partitioner {
+ public:
+  Partitioner(const MpiWorld& world, const DistributedPartitionRequest& request)
+      : world_(world), request_(request), options_(request.options), graph_(ChunkedGraph::load(request.input)) {
+    if (options_.graph_name.empty()) options_.graph_name = graph_.graph_name;
+    me_ = world.rank();
+    ranks_ = world.size();
+    parts_ = options_.num_parts;
+  }
+
+  int run();
+
+ private:
+  // Phases.
+  std::vector<int64_t> train_nodes_here();
+  LocalGraph adjacency();
+  std::vector<int32_t> assign();
+  void number(const std::vector<int32_t>& part);
+  void shuffle_nodes(const std::vector<int32_t>& part);
+  void shuffle_edges();
+  Array shuffle_rows(const ChunkFiles& files, const DataLayout& data, int64_t key_base, int64_t owned_rows,
+                     bool edge_rows, int type);
+  void write(double* write_s);
+
+  int part_of_new(int64_t id) const { return IdLayout::range_of(part_start_, id); }
+  int64_t first_vertex() const { return layout_.vertex_start[me_]; }
+  int64_t local_vertices() const { return layout_.vertex_start[me_ + 1] - layout_.vertex_start[me_]; }
+
+  const MpiWorld& world_;
+  const DistributedPartitionRequest& request_;
+  PartitionOptions options_;
+  ChunkedGraph graph_;
+  int me_ = 0, ranks_ = 1, parts_ = 1;
+  IdLayout layout_;
+
+  // After number(): the new ID of each node this rank holds for PT-Scotch,
+  // the node map, and each part's first new ID.
+  std::vector<int64_t> new_id_;
+  std::vector<std::vector<IdRange>> node_map_, edge_map_;
+  std::vector<int64_t> part_start_;
+  // This rank's partition (part me_).
+  std::vector<int64_t> orig_nid_, orig_eid_, indptr_, indices_, eids_;
+  std::vector<int32_t> etypes_;
+  std::vector<int64_t> sorted_g_, eid_of_sorted_;  // for placing edge data
+  std::vector<int32_t> edge_part_;                 // part of each edge this rank read, by stream position
+  std::map<std::string, std::map<std::string, Array>> node_arrays_, edge_arrays_;
+  std::map<std::string, std::map<std::string, ArraySchema>> node_schema_, edge_schema_;
+  int64_t cut_edges_ = 0;
+};
+
+std::vector<int64_t> Partitioner::train_nodes_here() {
+  // Homogeneous IDs of the training nodes in this rank's train_mask chunks.
+  std::vector<int64_t> train;
+  for (size_t t = 0; t < graph_.node_types.size(); ++t) {
+    auto it = graph_.node_data[t].find("train_mask");
+    if (it == graph_.node_data[t].end()) continue;
+    const DataLayout data = agree_data_layout(world_, it->second, graph_.num_nodes[t],
+                                              fmt::format("node_data[\"{}\"][\"train_mask\"]", graph_.node_types[t]));
+    const int64_t chunks = static_cast<int64_t>(it->second.paths.size());
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (chunk_reader(c, chunks, ranks_) != me_) continue;
+      const Array mask = read_data_chunk(it->second, static_cast<size_t>(c));
+      const auto* bytes = static_cast<const uint8_t*>(mask.raw());
+      const size_t width = data.row_bytes;
+      for (int64_t j = 0; j < mask.rows(); ++j)
+        if (std::any_of(bytes + j * width, bytes + (j + 1) * width, [](uint8_t b) { return b != 0; }))
+          train.push_back(layout_.node_offset[t] + data.chunk_start[c] + j);
+    }
+  }
+  return train;
+}
+
+LocalGraph Partitioner::adjacency() {
+  // Both directions of every edge go to the rank holding its endpoint in
+  // PT-Scotch's block distribution.
+  const int64_t first = first_vertex(), count = local_vertices();
+  std::vector<Arc> arcs;
+  EdgeStream stream(graph_, layout_, me_, ranks_);
+  std::vector<int64_t> u, v, g;
+  const int64_t rounds = world_.rounds_for(stream.total(), kBatchEdges);
+  for (int64_t round = 0; round < rounds; ++round) {
+    stream.next(kBatchEdges, &u, &v, &g);
+    std::vector<std::vector<Arc>> out(ranks_);
+    for (size_t i = 0; i < u.size(); ++i) {
+      if (u[i] == v[i]) {
+        out[layout_.vertex_owner(v[i])].push_back({v[i], kInEdgeOnly});
+        continue;
+      }
+      out[layout_.vertex_owner(v[i])].push_back({v[i], u[i] | kInEdge});
+      out[layout_.vertex_owner(u[i])].push_back({u[i], v[i]});
+    }
+    std::vector<Arc> in = world_.exchange(out);
+    arcs.insert(arcs.end(), in.begin(), in.end());
+  }
+
+  std::vector<int64_t> in_degree(count, 0);
+  std::vector<int64_t> degree(count + 1, 0);
+  for (const Arc& a : arcs) {
+    const int64_t local = a.target - first;
+    if (a.other & (kInEdge | kInEdgeOnly)) ++in_degree[local];
+    if (!(a.other & kInEdgeOnly)) ++degree[local + 1];
+  }
+  for (int64_t i = 0; i < count; ++i) degree[i + 1] += degree[i];
+  LocalGraph lg;
+  lg.adjncy.resize(degree[count]);
+  {
+    std::vector<int64_t> cursor(degree.begin(), degree.end() - 1);
+    for (const Arc& a : arcs)
+      if (!(a.other & kInEdgeOnly)) lg.adjncy[cursor[a.target - first]++] = a.other & kIdMask;
+  }
+  arcs = {};
+  // Sorted, duplicates merged, compacted in place: METIS's input, distributed.
+  lg.xadj.assign(count + 1, 0);
+  int64_t write = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t* b = lg.adjncy.data() + degree[i];
+    int64_t* e = lg.adjncy.data() + degree[i + 1];
+    std::sort(b, e);
+    e = std::unique(b, e);
+    std::copy(b, e, lg.adjncy.data() + write);
+    write += e - b;
+    lg.xadj[i + 1] = write;
+  }
+  lg.adjncy.resize(write);
+  lg.adjncy.shrink_to_fit();
+
+  // One weight (PT-Scotch balances one): the node itself, its in-edges with
+  // --balance-edges, and with --balance-train a weight on training nodes
+  // equal in total to everything else, so that half the balance is theirs.
+  lg.weights.assign(count, 1);
+  if (options_.balance_edges)
+    for (int64_t i = 0; i < count; ++i) lg.weights[i] += in_degree[i];
+  if (options_.balance_train) {
+    std::vector<std::vector<int64_t>> out(ranks_);
+    for (int64_t id : train_nodes_here()) out[layout_.vertex_owner(id)].push_back(id);
+    const std::vector<int64_t> train = world_.exchange(out);
+    const int64_t total_train = world_.sum(static_cast<int64_t>(train.size()));
+    int64_t other_weight = 0;
+    for (int64_t w : lg.weights) other_weight += w;
+    other_weight = world_.sum(other_weight);
+    if (total_train >= 4 * parts_) {
+      const int64_t bonus = std::max<int64_t>(1, other_weight / total_train);
+      for (int64_t id : train) lg.weights[id - first] += bonus;
+    }
+  }
+  return lg;
+}
+
+std::vector<int32_t> Partitioner::assign() {
+  if (options_.method == "parmetis") {
+    LocalGraph lg = adjacency();
+    return scotch_partition(world_, &lg, parts_, options_.seed, 0.03);
+  }
+  // METIS and random see the whole graph: only with one rank, where they
+  // give exactly what the single-machine partitioner gives.
+  const Dataset d = read_chunked_dataset(request_.input);
+  return options_.method == "metis" ? metis_assignment(d, options_) : random_assignment(d, options_);
+}
+
+void Partitioner::number(const std::vector<int32_t>& part) {
+  // New IDs: partition-major, type-minor, original order within a (part,
+  // type): a rank's nodes come after those of lower ranks, as IDs do.
+  const int num_ntypes = static_cast<int>(graph_.node_types.size());
+  const int64_t first = first_vertex(), count = local_vertices();
+  auto slot = [&](int rank, int p, int t) { return (static_cast<size_t>(rank) * parts_ + p) * num_ntypes + t; };
+  std::vector<int64_t> counts(static_cast<size_t>(ranks_) * parts_ * num_ntypes, 0);
+  for (int64_t i = 0; i < count; ++i) ++counts[slot(me_, part[i], layout_.node_type_of(first + i))];
+  world_.sum_in_place(&counts);
+  node_map_.assign(num_ntypes, std::vector<IdRange>(parts_));
+  std::vector<int64_t> cursor(static_cast<size_t>(parts_) * num_ntypes);
+  int64_t next = 0;
+  for (int p = 0; p < parts_; ++p)
+    for (int t = 0; t < num_ntypes; ++t) {
+      int64_t total = 0, before_me = 0;
+      for (int r = 0; r < ranks_; ++r) {
+        if (r == me_) before_me = total;
+        total += counts[slot(r, p, t)];
+      }
+      node_map_[t][p] = {next, next + total};
+      cursor[static_cast<size_t>(p) * num_ntypes + t] = next + before_me;
+      next += total;
+    }
+  part_start_.clear();
+  for (int p = 0; p < parts_; ++p) part_start_.push_back(node_map_.front()[p].first);
+  part_start_.push_back(next);
+  new_id_.resize(count);
+  for (int64_t i = 0; i < count; ++i)
+    new_id_[i] = cursor[static_cast<size_t>(part[i]) * num_ntypes + layout_.node_type_of(first + i)]++;
+}
+
+void Partitioner::shuffle_nodes(const std::vector<int32_t>& part) {
+  // Each node's original type-local ID goes to the rank writing its part.
+  const int64_t first = first_vertex(), count = local_vertices();
+  orig_nid_.assign(part_start_[me_ + 1] - part_start_[me_], -1);
+  const int64_t batch = kBatchEdges;
+  const int64_t rounds = world_.rounds_for(count, batch);
+  for (int64_t round = 0; round < rounds; ++round) {
+    std::vector<std::vector<int64_t>> out(ranks_);
+    for (int64_t i = round * batch; i < std::min(count, (round + 1) * batch); ++i) {
+      const int64_t v = first + i;
+      out[part[i]].push_back(new_id_[i]);
+      out[part[i]].push_back(v - layout_.node_offset[layout_.node_type_of(v)]);
+    }
+    const std::vector<int64_t> in = world_.exchange(out);
+    for (size_t j = 0; j < in.size(); j += 2) orig_nid_[in[j] - part_start_[me_]] = in[j + 1];
+  }
+}
+
+void Partitioner::shuffle_edges() {
+  // Look up both endpoints' new IDs, then send each edge to its destination's part.
+  const int64_t first = first_vertex();
+  EdgeStream stream(graph_, layout_, me_, ranks_);
+  const bool keep_parts = std::any_of(graph_.edge_data.begin(), graph_.edge_data.end(),
+                                      [](const auto& names) { return !names.empty(); });
+  if (keep_parts) edge_part_.reserve(stream.total());
+  std::vector<ShuffledEdge> mine;
+  std::vector<int64_t> u, v, g;
+  const int64_t rounds = world_.rounds_for(stream.total(), kBatchEdges);
+  auto owner = [&](int64_t id) { return layout_.vertex_owner(id); };
+  auto answer = [&](int64_t id) { return new_id_[id - first]; };
+  for (int64_t round = 0; round < rounds; ++round) {
+    stream.next(kBatchEdges, &u, &v, &g);
+    const std::vector<int64_t> nu = distributed_lookup(world_, u.data(), static_cast<int64_t>(u.size()), owner, answer);
+    const std::vector<int64_t> nv = distributed_lookup(world_, v.data(), static_cast<int64_t>(v.size()), owner, answer);
+    std::vector<std::vector<ShuffledEdge>> out(ranks_);
+    for (size_t i = 0; i < u.size(); ++i) {
+      const int p = part_of_new(nv[i]);
+      out[p].push_back({nu[i], nv[i], g[i]});
+      if (keep_parts) edge_part_.push_back(p);
+    }
+    const std::vector<ShuffledEdge> in = world_.exchange(out);
+    mine.insert(mine.end(), in.begin(), in.end());
+  }
+
+  // The single-machine CSC: in-edges of each owned node in global edge order.
+  std::sort(mine.begin(), mine.end(), [](const ShuffledEdge& a, const ShuffledEdge& b) { return a.g < b.g; });
+  const int num_etypes = static_cast<int>(graph_.edge_types.size());
+  std::vector<int64_t> ecount(static_cast<size_t>(parts_) * num_etypes, 0);
+  for (const ShuffledEdge& e : mine) ++ecount[static_cast<size_t>(me_) * num_etypes + layout_.edge_type_of(e.g)];
+  world_.sum_in_place(&ecount);
+  edge_map_.assign(num_etypes, std::vector<IdRange>(parts_));
+  int64_t next = 0;
+  for (int p = 0; p < parts_; ++p)
+    for (int k = 0; k < num_etypes; ++k) {
+      const int64_t n = ecount[static_cast<size_t>(p) * num_etypes + k];
+      edge_map_[k][p] = {next, next + n};
+      next += n;
+    }
+  const int64_t node_base = part_start_[me_];
+  const int64_t owned = part_start_[me_ + 1] - node_base;
+  const int64_t edge_base = edge_map_.front()[me_].first;
+  const int64_t m = static_cast<int64_t>(mine.size());
+  indptr_.assign(owned + 1, 0);
+  for (const ShuffledEdge& e : mine) ++indptr_[e.v - node_base + 1];
+  for (int64_t i = 0; i < owned; ++i) indptr_[i + 1] += indptr_[i];
+  indices_.resize(m);
+  eids_.resize(m);
+  orig_eid_.resize(m);
+  if (num_etypes > 1) etypes_.resize(m);
+  if (keep_parts) {
+    sorted_g_.resize(m);
+    eid_of_sorted_.resize(m);
+  }
+  std::vector<int64_t> fill(indptr_.begin(), indptr_.end() - 1);
+  std::vector<int64_t> ecursor(num_etypes);
+  for (int k = 0; k < num_etypes; ++k) ecursor[k] = edge_map_[k][me_].first;
+  for (int64_t j = 0; j < m; ++j) {
+    const ShuffledEdge& e = mine[j];
+    const int k = layout_.edge_type_of(e.g);
+    const int64_t pos = fill[e.v - node_base]++;
+    // One edge type: IDs follow the CSC order, as the single-machine partitioner's do.
+    const int64_t eid = num_etypes == 1 ? edge_base + pos : ecursor[k]++;
+    indices_[pos] = e.u;
+    eids_[pos] = eid;
+    orig_eid_[eid - edge_base] = e.g - layout_.edge_offset[k];
+    if (num_etypes > 1) etypes_[pos] = k;
+    cut_edges_ += part_of_new(e.u) != me_;
+    if (keep_parts) {
+      sorted_g_[j] = e.g;
+      eid_of_sorted_[j] = eid;
+    }
+  }
+}
+
+Array Partitioner::shuffle_rows(const ChunkFiles& files, const DataLayout& data, int64_t key_base, int64_t owned_rows,
+                                bool edge_rows, int type) {
+  // Rows travel with the key their owner places them by: a node's new ID, or an edge's global order.
+  Array result = Array::zeros(data.dtype, [&] {
+    std::vector<int64_t> shape = data.shape;
+    shape[0] = owned_rows;
+    return shape;
+  }());
+  const size_t row = data.row_bytes;
+  const int64_t batch = std::max<int64_t>(1, kBatchBytes / static_cast<int64_t>(std::max<size_t>(row, 8)));
+  const int64_t chunks = static_cast<int64_t>(files.paths.size());
+  int64_t local_rows = 0;
+  std::vector<int64_t> my_chunks;
+  for (int64_t c = 0; c < chunks; ++c)
+    if (chunk_reader(c, chunks, ranks_) == me_) {
+      my_chunks.push_back(c);
+      local_rows += data.chunk_start[c + 1] - data.chunk_start[c];
+    }
+  const int64_t first = first_vertex();
+  EdgeStream stream(graph_, layout_, me_, ranks_);
+  size_t chunk_index = 0;
+  int64_t row_in_chunk = 0;
+  Array chunk;
+  const int64_t rounds = world_.rounds_for(local_rows, batch);
+  for (int64_t round = 0; round < rounds; ++round) {
+    // The next batch of this rank's rows: their keys, and where they lie.
+    std::vector<int64_t> keys;
+    std::vector<const char*> sources;
+    std::vector<Array> held{chunk};  // every chunk the batch's rows point into stays mapped
+    while (static_cast<int64_t>(keys.size()) < batch && chunk_index < my_chunks.size()) {
+      const int64_t c = my_chunks[chunk_index];
+      if (row_in_chunk == 0) {
+        chunk = read_data_chunk(files, static_cast<size_t>(c));
+        held.push_back(chunk);
+      }
+      const int64_t take = std::min(batch - static_cast<int64_t>(keys.size()), chunk.rows() - row_in_chunk);
+      for (int64_t j = row_in_chunk; j < row_in_chunk + take; ++j) {
+        keys.push_back(key_base + data.chunk_start[c] + j);
+        sources.push_back(static_cast<const char*>(chunk.raw()) + j * row);
+      }
+      row_in_chunk += take;
+      if (row_in_chunk == chunk.rows()) {
+        ++chunk_index;
+        row_in_chunk = 0;
+      }
+    }
+    std::vector<int64_t> dest;
+    if (edge_rows) {
+      dest = distributed_lookup(world_, keys.data(), static_cast<int64_t>(keys.size()),
+                                [&](int64_t g) { return stream.reader_of(g); },
+                                [&](int64_t g) { return static_cast<int64_t>(edge_part_[stream.position_of(g)]); });
+    } else {
+      const std::vector<int64_t> ids = distributed_lookup(
+          world_, keys.data(), static_cast<int64_t>(keys.size()), [&](int64_t id) { return layout_.vertex_owner(id); },
+          [&](int64_t id) { return new_id_[id - first]; });
+      for (size_t i = 0; i < ids.size(); ++i) {
+        keys[i] = ids[i];
+        dest.push_back(part_of_new(ids[i]));
+      }
+    }
+    std::vector<std::vector<char>> out(ranks_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      std::vector<char>& buffer = out[dest[i]];
+      const size_t at = buffer.size();
+      buffer.resize(at + sizeof(int64_t) + row);
+      std::memcpy(buffer.data() + at, &keys[i], sizeof(int64_t));
+      std::memcpy(buffer.data() + at + sizeof(int64_t), sources[i], row);
+    }
+    const std::vector<char> in = world_.exchange(out);
+    for (size_t at = 0; at < in.size(); at += sizeof(int64_t) + row) {
+      int64_t key;
+      std::memcpy(&key, in.data() + at, sizeof(int64_t));
+      int64_t local;
+      if (edge_rows) {
+        const int64_t j = std::lower_bound(sorted_g_.begin(), sorted_g_.end(), key) - sorted_g_.begin();
+        local = eid_of_sorted_[j] - edge_map_[type][me_].first;
+      } else {
+        local = key - node_map_[type][me_].first;
+      }
+      std::memcpy(static_cast<char*>(result.mutable_raw()) + local * row, in.data() + at + sizeof(int64_t), row);
+    }
+  }
+  return result;
+}
+
+Array mask_to_bool(const Array& mask) {
+  Array out = Array::zeros(DType::kBool, {mask.rows()});
+  const size_t width = mask.row_bytes();
+  const auto* in = static_cast<const uint8_t*>(mask.raw());
+  auto* o = static_cast<uint8_t*>(out.mutable_raw());
+  for (int64_t i = 0; i < mask.rows(); ++i)
+    o[i] = std::any_of(in + i * width, in + (i + 1) * width, [](uint8_t b) { return b != 0; });
+  return out;
+}
+
+void Partitioner::write(double* write_s) {
+  Timer timer;
+  // Every rank agrees on one staging name (rank 0's); on a shared file
+  // system they fill one folder, on local ones each its own.
+  const std::string tag = world_.broadcast(fmt::format("{}-{}", ::getpid(), std::chrono::steady_clock::now()
+                                                                                 .time_since_epoch().count()), 0);
+  StagedDirectory out(options_.out_dir, tag);
+  const PartitionFiles files = part_files(me_);
+  const std::string root = out.path();
+  const std::string gdir = out.subdir(files.part_graph);
+  write_values(gdir + "/indptr.npy", indptr_.data(), static_cast<int64_t>(indptr_.size()));
+  write_values(gdir + "/indices.npy", indices_.data(), static_cast<int64_t>(indices_.size()));
+  write_values(gdir + "/eids.npy", eids_.data(), static_cast<int64_t>(eids_.size()));
+  if (!etypes_.empty()) write_values(gdir + "/etypes.npy", etypes_.data(), static_cast<int64_t>(etypes_.size()));
+  write_values(root + "/" + files.orig_nids, orig_nid_.data(), static_cast<int64_t>(orig_nid_.size()));
+  write_values(root + "/" + files.orig_eids, orig_eid_.data(), static_cast<int64_t>(orig_eid_.size()));
+  for (const auto& [ntype, arrays] : node_arrays_) {
+    const std::string dir = out.subdir(node_data_folder(files, ntype));
+    for (const auto& [name, a] : arrays) write_npy(dir + "/" + name + ".npy", a);
+  }
+  for (const auto& [etype, arrays] : edge_arrays_) {
+    const std::string dir = out.subdir(edge_data_folder(files, etype));
+    for (const auto& [name, a] : arrays) write_npy(dir + "/" + name + ".npy", a);
+  }
+
+  PartitionConfig config;
+  config.graph_name = options_.graph_name;
+  config.part_method = options_.method;
+  config.num_parts = parts_;
+  config.num_nodes = layout_.num_nodes();
+  config.num_edges = layout_.num_edges();
+  config.ntypes = graph_.node_types;
+  config.etypes = graph_.edge_types;
+  config.node_map = node_map_;
+  config.edge_map = edge_map_;
+  config.node_feat_schema = node_schema_;
+  config.edge_feat_schema = edge_schema_;
+  for (int p = 0; p < parts_; ++p) config.parts.push_back(part_files(p));
+
+  // Fault injection for the tests: a rank killed after writing, before the commit.
+  if (const char* pause = std::getenv("TESSERA_FAULT_PARTITION_PAUSE_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atol(pause)));
+
+  // Every rank has written. Ranks that see the same folder (a shared file
+  // system) leave it to the lowest of them; each such committer writes the
+  // config, last, and renames the folder into place.
+  world_.barrier();
+  write_text_file(fmt::format("{}/.rank-{}", root, me_), "");
+  world_.barrier();
+  int committer = me_;
+  for (int r = 0; r < me_; ++r)
+    if (fs::exists(fmt::format("{}/.rank-{}", root, r))) {
+      committer = r;
+      break;
+    }
+  world_.barrier();
+  if (committer == me_) {
+    for (int r = 0; r < ranks_; ++r) fs::remove(fmt::format("{}/.rank-{}", root, r));
+    write_text_file(root + "/" + options_.graph_name + ".json", config.to_json());
+    out.commit();
+  }
+  world_.barrier();
+  if (committer != me_) out.committed_by_another();
+  *write_s = timer.seconds();
+}
+
+int Partitioner::run() {
+  if (parts_ != ranks_)
+    fail("--num-parts {} but {} ranks: distributed partitioning writes one partition per rank (start {} ranks)",
+         parts_, ranks_, parts_);
+  if (options_.method != "parmetis" && ranks_ > 1)
+    fail("--method {} needs the whole graph in one process; with {} ranks use --method parmetis", options_.method,
+         ranks_);
+  if (options_.graph_name.find('/') != std::string::npos || options_.graph_name.empty())
+    fail("--graph-name '{}' must be a non-empty name without '/'", options_.graph_name);
+  Timer timer;
+  layout_ = agree_id_layout(world_, graph_);
+  if (parts_ > layout_.num_nodes())
+    fail("--num-parts {} is larger than the number of nodes ({}): every partition needs a node", parts_,
+         layout_.num_nodes());
+  if (request_.dry_run) {
+    const MemoryEstimate e = estimate_memory(world_, graph_, layout_);
+    const std::vector<std::string> lines = world_.gather_all(e.describe(me_, world_.host()));
+    if (me_ == 0) {
+      for (const std::string& line : lines) fmt::print("{}\n", line);
+    }
+    return 0;
+  }
+  const double layout_s = timer.seconds();
+  timer.reset();
+  const std::vector<int32_t> part = assign();
+  const double assign_s = timer.seconds();
+  timer.reset();
+  number(part);
+  shuffle_nodes(part);
+  shuffle_edges();
+  for (size_t t = 0; t < graph_.node_types.size(); ++t)
+    for (const auto& [name, files] : graph_.node_data[t]) {
+      const std::string what = fmt::format("node_data[\"{}\"][\"{}\"]", graph_.node_types[t], name);
+      const DataLayout data = agree_data_layout(world_, files, graph_.num_nodes[t], what);
+      const IdRange owned = node_map_[t][me_];
+      Array rows = shuffle_rows(files, data, layout_.node_offset[t], owned.second - owned.first, false,
+                                static_cast<int>(t));
+      if (is_split_mask(name)) rows = mask_to_bool(rows);
+      node_schema_[graph_.node_types[t]][name] = schema_of(rows.dtype(), rows.shape());
+      node_arrays_[graph_.node_types[t]][name] = std::move(rows);
+    }
+  for (size_t k = 0; k < graph_.edge_types.size(); ++k)
+    for (const auto& [name, files] : graph_.edge_data[k]) {
+      const std::string what = fmt::format("edge_data[\"{}\"][\"{}\"]", graph_.edge_types[k], name);
+      const DataLayout data = agree_data_layout(world_, files, graph_.num_edges[k], what);
+      const IdRange owned = edge_map_[k][me_];
+      Array rows = shuffle_rows(files, data, layout_.edge_offset[k], owned.second - owned.first, true,
+                                static_cast<int>(k));
+      edge_schema_[graph_.edge_types[k]][name] = schema_of(rows.dtype(), rows.shape());
+      edge_arrays_[graph_.edge_types[k]][name] = std::move(rows);
+    }
+  new_id_ = {};
+  const double shuffle_s = timer.seconds();
+  double write_s = 0;
+  write(&write_s);
+
+  const int64_t cut = world_.sum(cut_edges_);
+  const std::vector<int64_t> rss = world_.gather_all(peak_rss_bytes());
+  if (me_ == 0) {
+    const double ratio = layout_.num_edges() ? static_cast<double>(cut) / layout_.num_edges() : 0.0;
+    const double total = layout_s + assign_s + shuffle_s + write_s;
+    std::string rss_list;
+    for (int64_t r : rss) rss_list += fmt::format("{}{:.3f}", rss_list.empty() ? "" : ", ", r / 1e9);
+    if (request_.json) {
+      std::string rss_json;
+      for (int64_t r : rss) rss_json += fmt::format("{}{}", rss_json.empty() ? "" : ", ", r);
+      fmt::print("{{\"graph_name\": \"{}\", \"num_parts\": {}, \"method\": \"{}\", \"ranks\": {}, \"read_s\": {:.3f}, "
+                 "\"assign_s\": {:.3f}, \"shuffle_s\": {:.3f}, \"write_s\": {:.3f}, \"total_s\": {:.3f}, "
+                 "\"edge_cut_ratio\": {:.5f}, \"peak_rss_bytes\": [{}]}}\n",
+                 options_.graph_name, parts_, options_.method, ranks_, layout_s, assign_s, shuffle_s, write_s, total,
+                 ratio, rss_json);
+    } else {
+      fmt::print("partitioned {} into {} parts ({}, {} ranks): edge cut {:.2f}%, total {:.2f}s (read {:.2f}s, "
+                 "assign {:.2f}s, shuffle {:.2f}s, write {:.2f}s), peak RSS per rank [{}] GB -> {}/{}.json\n",
+                 options_.graph_name, parts_, options_.method, ranks_, 100 * ratio, total, layout_s, assign_s,
+                 shuffle_s, write_s, rss_list, options_.out_dir, options_.graph_name);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_distributed_partition(const DistributedPartitionRequest& request) {
+  MpiWorld world(nullptr, nullptr);
+  int code = 0;
+  try {
+    Partitioner partitioner(world, request);
+    code = partitioner.run();
+  } catch (const std::exception& e) {
+    // Scopes are unwound (staging folders removed) before the other ranks are stopped.
+    fmt::print(stderr, "tessera: error: partition rank {} of {} ({}): {}\n", world.rank(), world.size(), world.host(),
+               e.what());
+    std::fflush(stderr);
+    world.abort(1);
+  }
+  return code;
+}
+
+}  // namespace tessera

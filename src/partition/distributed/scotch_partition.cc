@@ -1,0 +1,79 @@
+#include "partition/distributed/scotch_partition.h"
+
+#include <ptscotch.h>
+
+#include <cstdlib>
+#include <limits>
+
+#include "tessera/base/error.h"
+
+namespace tessera {
+namespace {
+
+// The index vectors are handed to PT-Scotch as they are, without a copy.
+static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t) || sizeof(SCOTCH_Num) == sizeof(int32_t));
+
+template <typename T>
+SCOTCH_Num* as_scotch(std::vector<T>* v) {
+  static_assert(sizeof(T) == sizeof(int64_t));
+  return reinterpret_cast<SCOTCH_Num*>(v->data());
+}
+
+}  // namespace
+
+std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* g, int parts, uint64_t seed,
+                                      double imbalance) {
+  const int64_t local_vertices = static_cast<int64_t>(g->xadj.size()) - 1;
+  const int64_t local_arcs = static_cast<int64_t>(g->adjncy.size());
+  const int64_t vertices = world.sum(local_vertices);
+  const int64_t arcs = world.sum(local_arcs);
+  int64_t weight = 0;
+  for (int64_t w : g->weights) weight += w;
+  weight = world.sum(weight);
+  const int64_t limit = std::numeric_limits<SCOTCH_Num>::max();
+  if (vertices >= limit || arcs >= limit || weight >= limit)
+    fail("the graph has {} nodes, {} adjacency entries and a total vertex weight of {}, but this PT-Scotch was built "
+         "with {}-bit indices (at most {}): install a build with 64-bit SCOTCH_Num (Debian's scotch-int64)",
+         vertices, arcs, weight, 8 * sizeof(SCOTCH_Num), limit);
+  if (sizeof(SCOTCH_Num) != sizeof(int64_t))
+    fail("internal error: Tessera passes 64-bit indices, but this PT-Scotch uses {}-bit SCOTCH_Num",
+         8 * sizeof(SCOTCH_Num));
+
+  SCOTCH_randomSeed(static_cast<SCOTCH_Num>(seed & 0x7fffffff));
+  SCOTCH_randomReset();
+  SCOTCH_Dgraph graph;
+  if (SCOTCH_dgraphInit(&graph, world.comm()) != 0) fail("PT-Scotch could not initialise a distributed graph");
+  SCOTCH_Strat strategy;
+  SCOTCH_stratInit(&strategy);
+  std::vector<int64_t> part(static_cast<size_t>(std::max<int64_t>(local_vertices, 1)));
+  int status = SCOTCH_dgraphBuild(&graph, 0, local_vertices, local_vertices, as_scotch(&g->xadj), nullptr,
+                                  as_scotch(&g->weights), nullptr, local_arcs, local_arcs, as_scotch(&g->adjncy),
+                                  nullptr, nullptr);
+  if (status == 0)
+    status = SCOTCH_stratDgraphMapBuild(&strategy, std::getenv("TSTRAT") ? std::atoi(std::getenv("TSTRAT")) : SCOTCH_STRATQUALITY, world.size(), parts, imbalance) == 0 ? 0 : 2;
+  else
+    status = 1;
+  if (status == 0) status = SCOTCH_dgraphPart(&graph, parts, &strategy, as_scotch(&part)) == 0 ? 0 : 3;
+  SCOTCH_stratExit(&strategy);
+  SCOTCH_dgraphExit(&graph);
+  // Every rank learns whether any failed, so all fail together.
+  const int64_t worst = world.max(status);
+  if (worst == 1) fail("PT-Scotch refused the distributed graph ({} nodes, {} adjacency entries)", vertices, arcs);
+  if (worst == 2) fail("PT-Scotch could not build a strategy for {} parts", parts);
+  if (worst == 3) fail("PT-Scotch failed partitioning {} nodes into {} parts", vertices, parts);
+
+  std::vector<int64_t> sizes(parts, 0);
+  std::vector<int32_t> result(local_vertices);
+  for (int64_t v = 0; v < local_vertices; ++v) {
+    if (part[v] < 0 || part[v] >= parts) fail("PT-Scotch returned part {} outside [0, {})", part[v], parts);
+    result[v] = static_cast<int32_t>(part[v]);
+    ++sizes[part[v]];
+  }
+  world.sum_in_place(&sizes);
+  for (int p = 0; p < parts; ++p)
+    if (sizes[p] == 0)
+      fail("PT-Scotch left partition {} of {} empty ({} nodes); use fewer parts", p, parts, vertices);
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,198 @@
+// Distributed partitioning: real `mpirun` ranks of the `tessera` binary running PT-Scotch on chunked input
+// that `tessera gen --layout chunked` wrote. Every output is checked against the dataset it came from
+// (partition_check, which does not trust `inspect`), and the one-rank METIS run must write exactly what the
+// single-machine partitioner writes. The faults: a missing chunk, a short chunk, and a rank killed mid-write.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "io/chunked_format.h"
+#include "partition_check.h"
+#include "tessera/io/npy.h"
+#include "test_util.h"
+#include "tessera/partition/partition_config.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::PartCounts;
+using testing::TempDir;
+using testing::run_command;
+using testing::run_tessera;
+
+// `mpirun -np N tessera partition ARGS`, as a user runs it (root needs the flag;
+// 3 ranks on 2 cores need --oversubscribe).
+std::string mpirun_partition(int ranks, const std::string& args) {
+  return fmt::format("mpirun --allow-run-as-root --oversubscribe --bind-to none -np {} {} partition {}", ranks,
+                     TESSERA_BINARY, args);
+}
+
+// A small heterogeneous graph with data on nodes and edges, chunked.
+std::string gen_chunked(const TempDir& dir, const std::string& kind, int64_t nodes, int64_t edges, int chunks) {
+  const std::string out = dir / (kind + "-chunked");
+  const CommandResult r = run_tessera(fmt::format("gen {} --nodes {} --edges {} --feat-dim 8 --seed 3 --layout chunked "
+                                                  "--num-chunks {} --out {}", kind, nodes, edges, chunks, out));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  return out;
+}
+
+// Every file under `a` has the same bytes under `b`, and no file is missing.
+void expect_same_tree(const std::string& a, const std::string& b) {
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(a)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string relative = fs::relative(entry.path(), a).string();
+    ASSERT_TRUE(fs::exists(fs::path(b) / relative)) << relative << " missing from " << b;
+    EXPECT_EQ(testing::read_file(entry.path()), testing::read_file((fs::path(b) / relative).string())) << relative;
+    ++files;
+  }
+  int other = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(b)) other += entry.is_regular_file();
+  EXPECT_EQ(files, other);
+  EXPECT_GT(files, 10);
+}
+
+double edge_cut(const std::string& out) {
+  const nlohmann::json report = nlohmann::json::parse(out.substr(out.rfind('{')));
+  return report["edge_cut_ratio"].get<double>();
+}
+
+TEST(DistPartition, OneRankMetisWritesExactlyWhatTheSingleMachinePartitionerWrites) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "mag-like", 6000, 30000, 3);
+  const std::string flags = "--num-parts 1 --method metis --balance-train --balance-edges --graph-name g";
+  const CommandResult single = run_tessera(fmt::format("partition --input {} {} --out {}/single", input, flags, dir.path()));
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  const CommandResult ranks = run_command(mpirun_partition(1, fmt::format("--input {} {} --out {}/mpi", input, flags,
+                                                                          dir.path())));
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.out << ranks.err;
+  EXPECT_NE(ranks.out.find("(metis, 1 ranks)"), std::string::npos) << ranks.out;
+  expect_same_tree(dir / "single", dir / "mpi");
+}
+
+TEST(DistPartition, ParmetisOnThreeRanksKeepsEveryNodeEdgeAndRow) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "mag-like", 9000, 60000, 4);
+  const CommandResult r = run_command(mpirun_partition(
+      3, fmt::format("--input {} --num-parts 3 --method parmetis --balance-train --balance-edges --json --out {}/out",
+                     input, dir.path())));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Dataset original = read_chunked_dataset(input);
+  std::vector<PartCounts> counts;
+  ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "out/mag-like.json", &counts));
+  ASSERT_EQ(counts.size(), 3u);
+  for (const PartCounts& c : counts) EXPECT_GT(c.nodes, 0);
+  EXPECT_EQ(run_tessera(fmt::format("inspect {}/out/mag-like.json", dir.path())).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir / "out/.rank-0"));
+  EXPECT_EQ(testing::count_entries_with_prefix(dir.path(), "out.tessera-"), 0);
+}
+
+TEST(DistPartition, ParmetisCutIsCloseToMetisOnACommunityGraph) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "products-like", 20000, 200000, 2);
+  const CommandResult metis = run_tessera(fmt::format("partition --input {} --num-parts 2 --json --out {}/metis", input,
+                                                      dir.path()));
+  ASSERT_EQ(metis.exit_code, 0) << metis.err;
+  const CommandResult scotch = run_command(mpirun_partition(
+      2, fmt::format("--input {} --num-parts 2 --method parmetis --json --out {}/scotch", input, dir.path())));
+  ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
+  const Dataset original = read_chunked_dataset(input);
+  std::vector<PartCounts> counts;
+  ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "scotch/products-like.json", &counts));
+  std::printf("edge cut: METIS %.4f, PT-Scotch on 2 ranks %.4f\n", edge_cut(metis.out), edge_cut(scotch.out));
+  EXPECT_LE(edge_cut(scotch.out), 1.5 * edge_cut(metis.out) + 0.01);
+  EXPECT_LE(testing::max_deviation(counts, &PartCounts::nodes), 0.10);
+}
+
+TEST(DistPartition, DryRunPrintsEachRanksMemoryAndWritesNothing) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "products-like", 4000, 20000, 2);
+  const CommandResult r = run_command(mpirun_partition(
+      2, fmt::format("--input {} --num-parts 2 --method parmetis --dry-run --out {}/out", input, dir.path())));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("rank 0 ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 1 ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GB"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// A failing run: non-zero exit within seconds, the message, no output.
+void expect_failed_run(const TempDir& dir, const std::string& command, const std::string& message) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = run_command(command);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 60) << "a failed distributed partitioning should end every rank within seconds";
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(DistPartition, AMissingOrShortChunkIsNamedAndNothingIsWritten) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "products-like", 3000, 20000, 2);
+  const nlohmann::json meta = nlohmann::json::parse(testing::read_file(input + "/metadata.json"));
+  const std::string chunk = input + "/" + meta["edges"].begin().value()["data"][1].get<std::string>();
+  const std::string args = fmt::format("--input {} --num-parts 2 --method parmetis --out {}/out", input, dir.path());
+
+  fs::rename(chunk, chunk + ".away");
+  expect_failed_run(dir, mpirun_partition(2, args), fs::path(chunk).filename().string());
+  fs::rename(chunk + ".away", chunk);
+
+  // The same chunk, one edge short: metadata.json disagrees with it.
+  {
+    const Array edges = read_npy(chunk);
+    write_npy(chunk, edges.slice_rows(0, edges.rows() - 1));
+  }
+  expect_failed_run(dir, mpirun_partition(2, args), fs::path(chunk).filename().string());
+  EXPECT_EQ(testing::count_entries_with_prefix(dir.path(), "out.tessera-"), 0);
+}
+
+TEST(DistPartition, ARankKilledWhileWritingEndsEveryRankAndLeavesNoPartition) {
+  TempDir dir;
+  const std::string input = gen_chunked(dir, "products-like", 6000, 40000, 3);
+  const std::string log = dir / "job.log";
+  // Each rank pauses after writing its partition, before the commit.
+  testing::BackgroundCommand job(
+      "env TESSERA_FAULT_PARTITION_PAUSE_MS=30000 " +
+          mpirun_partition(3, fmt::format("--input {} --num-parts 3 --method parmetis --out {}/out", input, dir.path())),
+      log);
+  // Rank 1 is the process whose environment says so, once its files are written.
+  int victim = -1;
+  for (int i = 0; i < 600 && victim < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    bool written = false;
+    for (const auto& e : fs::directory_iterator(dir.path()))
+      written |= e.path().filename().string().rfind("out.tessera-shared-", 0) == 0 &&
+                 fs::exists(e.path() / "part1/orig_eids.npy");
+    if (!written) continue;
+    for (int pid : testing::processes_matching("partition --input " + input)) {
+      const std::string env = testing::read_file(fmt::format("/proc/{}/environ", pid));
+      if (env.find(std::string("OMPI_COMM_WORLD_RANK=1") + '\0') != std::string::npos) victim = pid;
+    }
+  }
+  ASSERT_GT(victim, 0) << testing::read_file(log);
+  ::kill(victim, SIGKILL);
+  const auto start = std::chrono::steady_clock::now();
+  const int code = job.wait(60);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("mpirun ended %.1f s after rank 1 was killed (exit %d)\n", seconds, code);
+  EXPECT_NE(code, 0) << testing::read_file(log);
+  EXPECT_NE(code, -1) << "the job still runs a minute after a rank was killed";
+  EXPECT_LT(seconds, 30);
+  EXPECT_NE(testing::read_file(log).find("rank 1"), std::string::npos) << testing::read_file(log);
+  EXPECT_FALSE(fs::exists(dir / "out/products-like.json"));
+  EXPECT_TRUE(testing::processes_matching("partition --input " + input).empty());
+}
+
+}  // namespace
+}  // namespace tessera
