@@ -2,7 +2,6 @@
 
 #include <ptscotch.h>
 
-#include <cstdlib>
 #include <limits>
 
 #include "tessera/base/error.h"
@@ -50,7 +49,10 @@ std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* g, int 
                                   as_scotch(&g->weights), nullptr, local_arcs, local_arcs, as_scotch(&g->adjncy),
                                   nullptr, nullptr);
   if (status == 0)
-    status = SCOTCH_stratDgraphMapBuild(&strategy, std::getenv("TSTRAT") ? std::atoi(std::getenv("TSTRAT")) : SCOTCH_STRATQUALITY, world.size(), parts, imbalance) == 0 ? 0 : 2;
+    // SPEED, not QUALITY: on a 200k-node / 4M-edge RMAT graph on 2 ranks QUALITY
+    // took 190 s against SPEED's 20 s (METIS: 2 s); on a products-like graph
+    // the cuts were 11.3% and 11.6%.
+    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, world.size(), parts, imbalance) == 0 ? 0 : 2;
   else
     status = 1;
   if (status == 0) status = SCOTCH_dgraphPart(&graph, parts, &strategy, as_scotch(&part)) == 0 ? 0 : 3;

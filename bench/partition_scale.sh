@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Distributed partitioning at growing scale: for each graph size, single-machine METIS on the chunked input,
+# then `mpirun -np R tessera partition --method parmetis` for R = 2, 3, 4 on the same chunks (12 per edge
+# type, so every rank reads the same number), all on this host. Prints one row per run: time split, edge cut,
+# and the peak RSS of every rank beside --dry-run's estimate.
+#   GRAPH=rmat (default) or products-like; SIZES="200000:4000000 500000:10000000 1000000:20000000" (nodes:edges)
+#   RANKS="2 3 4"; data in $BENCH_DIR (default /tmp/tessera-bench-scale), removed afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build >/dev/null
+bin=$PWD/build/tessera
+dir=${BENCH_DIR:-/tmp/tessera-bench-scale}
+graph=${GRAPH:-rmat}
+sizes=${SIZES:-"200000:4000000 500000:10000000 1000000:20000000"}
+ranks_list=${RANKS:-"2 3 4"}
+mkdir -p "$dir"
+trap 'rm -rf "$dir"' EXIT
+mpirun=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" -ne 0 ] || mpirun+=(--allow-run-as-root)
+
+printf '| graph | nodes | edges | method | ranks | total s | assign s | edge cut | peak RSS per rank (GB) | dry-run estimate (GB) |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
+for size in $sizes; do
+  nodes=${size%%:*}
+  edges=${size##*:}
+  in="$dir/$graph-$nodes"
+  $bin gen "$graph" --nodes "$nodes" --edges "$edges" --feat-dim 100 --seed 0 --layout chunked --num-chunks 12 \
+    --out "$in" >/dev/null 2>&1
+  r=$($bin partition --input "$in" --num-parts 2 --balance-edges --json --out "$dir/metis" 2>/dev/null)
+  echo "$r" | python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+print(f\"| $graph | $nodes | $edges | metis, 1 process | 1 | {r['total_s']:.1f} | {r['assign_s']:.1f} | \"
+      f\"{100 * r['edge_cut_ratio']:.2f}% | {r['peak_rss_bytes'] / 1e9:.2f} | |\")"
+  rm -rf "$dir/metis"
+  for ranks in $ranks_list; do
+    estimate=$("${mpirun[@]}" -np "$ranks" "$bin" partition --input "$in" --num-parts "$ranks" --method parmetis \
+      --balance-edges --dry-run --out "$dir/p" 2>/dev/null | sed -n 's/.*peak about \([0-9.]*\) GB.*/\1/p' | sort -n | tail -1)
+    r=$("${mpirun[@]}" -np "$ranks" "$bin" partition --input "$in" --num-parts "$ranks" --method parmetis \
+      --balance-edges --json --out "$dir/p" 2>/dev/null | tail -1)
+    echo "$r" | python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+rss = ', '.join(f'{b / 1e9:.2f}' for b in r['peak_rss_bytes'])
+print(f\"| $graph | $nodes | $edges | parmetis | $ranks | {r['total_s']:.1f} | {r['assign_s']:.1f} | \"
+      f\"{100 * r['edge_cut_ratio']:.2f}% | {rss} | $estimate |\")"
+    rm -rf "$dir/p"
+  done
+  rm -rf "$in"
+done
