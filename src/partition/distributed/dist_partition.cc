@@ -520,24 +520,26 @@ int Partitioner::run() {
   number(part);
   shuffle_nodes(part);
   shuffle_edges();
+  // Node data, then edge data: each array's rows to the rank that owns them.
+  auto move_array = [&](const char* kind, const std::string& type, const std::string& name, const ChunkFiles& files,
+                        int64_t rows, int64_t key_base, IdRange owned, bool edge_rows, int type_index) {
+    const DataLayout data =
+        agree_data_layout(world_, files, rows, fmt::format("{}[\"{}\"][\"{}\"]", kind, type, name));
+    return shuffle_rows(files, data, key_base, owned.second - owned.first, edge_rows, type_index);
+  };
   for (size_t t = 0; t < graph_.node_types.size(); ++t)
     for (const auto& [name, files] : graph_.node_data[t]) {
-      const std::string what = fmt::format("node_data[\"{}\"][\"{}\"]", graph_.node_types[t], name);
-      const DataLayout data = agree_data_layout(world_, files, graph_.num_nodes[t], what);
-      const IdRange owned = node_map_[t][me_];
-      Array rows = shuffle_rows(files, data, layout_.node_offset[t], owned.second - owned.first, false,
-                                static_cast<int>(t));
+      const int ti = static_cast<int>(t);
+      Array rows = move_array("node_data", graph_.node_types[t], name, files, graph_.num_nodes[t],
+                              layout_.node_offset[t], node_map_[t][me_], false, ti);
       if (is_split_mask(name)) rows = mask_to_bool(rows);
       node_schema_[graph_.node_types[t]][name] = schema_of(rows.dtype(), rows.shape());
       node_arrays_[graph_.node_types[t]][name] = std::move(rows);
     }
   for (size_t k = 0; k < graph_.edge_types.size(); ++k)
     for (const auto& [name, files] : graph_.edge_data[k]) {
-      const std::string what = fmt::format("edge_data[\"{}\"][\"{}\"]", graph_.edge_types[k], name);
-      const DataLayout data = agree_data_layout(world_, files, graph_.num_edges[k], what);
-      const IdRange owned = edge_map_[k][me_];
-      Array rows = shuffle_rows(files, data, layout_.edge_offset[k], owned.second - owned.first, true,
-                                static_cast<int>(k));
+      Array rows = move_array("edge_data", graph_.edge_types[k], name, files, graph_.num_edges[k],
+                              layout_.edge_offset[k], edge_map_[k][me_], true, static_cast<int>(k));
       edge_schema_[graph_.edge_types[k]][name] = schema_of(rows.dtype(), rows.shape());
       edge_arrays_[graph_.edge_types[k]][name] = std::move(rows);
     }
