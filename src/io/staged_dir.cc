@@ -17,23 +17,35 @@ namespace fs = std::filesystem;
 namespace tessera {
 namespace {
 
-// Staging directories of runs that were killed: their pid is gone.
-void remove_stale_staging(const fs::path& final_path) {
-  const std::string prefix = final_path.filename().string() + ".tessera-tmp-";
+// Removes the staging directories `<final><infix><suffix>` beside final_path
+// whose suffix names a run that is gone (dead(suffix)).
+template <typename Dead>
+void remove_dead_staging(const fs::path& final_path, const std::string& infix, Dead&& dead) {
+  const std::string prefix = final_path.filename().string() + infix;
   fs::path parent = final_path.parent_path();
   if (parent.empty()) parent = ".";
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-    if (pid > 0 && !process_alive(pid)) fs::remove_all(entry.path(), ec);
+    if (name.rfind(prefix, 0) == 0 && dead(name.substr(prefix.size()))) fs::remove_all(entry.path(), ec);
   }
 }
 
-}  // namespace
+// Staging directories of runs that were killed: their pid is gone.
+void remove_stale_staging(const fs::path& final_path) {
+  remove_dead_staging(final_path, ".tessera-tmp-", [](const std::string& suffix) {
+    const pid_t pid = static_cast<pid_t>(std::atol(suffix.c_str()));
+    return pid > 0 && !process_alive(pid);
+  });
+}
 
-namespace {
+// Shared staging directories of earlier distributed runs into the same
+// output: a rank killed before the commit leaves its host's copy behind,
+// with no process left anywhere to remove it. Two runs cannot write one
+// output at once, so any tag but this run's is a dead run's.
+void remove_other_shared_staging(const fs::path& final_path, const std::string& tag) {
+  remove_dead_staging(final_path, ".tessera-shared-", [&](const std::string& suffix) { return suffix != tag; });
+}
 
 std::string trimmed_output_path(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -50,6 +62,7 @@ std::string trimmed_output_path(std::string path) {
 StagedDirectory::StagedDirectory(std::string final_path, const std::string& shared_tag)
     : final_path_(trimmed_output_path(std::move(final_path))) {
   staging_path_ = final_path_ + ".tessera-shared-" + shared_tag;
+  remove_other_shared_staging(final_path_, shared_tag);
   std::error_code ec;
   fs::create_directories(staging_path_, ec);
   if (ec) fail("{}: cannot create directory: {}", staging_path_, ec.message());

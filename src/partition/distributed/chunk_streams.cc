@@ -1,5 +1,7 @@
 #include "partition/distributed/chunk_streams.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tessera/base/error.h"
@@ -46,6 +48,45 @@ IdLayout agree_id_layout(const MpiWorld& world, const ChunkedGraph& g) {
   const int64_t n = layout.num_nodes();
   for (int r = 0; r <= world.size(); ++r) layout.vertex_start.push_back(n * r / world.size());
   return layout;
+}
+
+void balance_vertex_ranges(const MpiWorld& world, const ChunkedGraph& graph, IdLayout* layout) {
+  const int ranks = world.size();
+  const int64_t n = layout->num_nodes();
+  if (ranks == 1 || n < ranks) return;
+  // Node and adjacency counts in equal ID buckets, many per rank, so that a
+  // boundary can fall within a bucket's width of its target.
+  const int64_t buckets = std::min<int64_t>(n, int64_t{4096} * ranks);
+  auto bucket_of = [&](int64_t v) { return static_cast<int64_t>(static_cast<__int128>(v) * buckets / n); };
+  auto bucket_begin = [&](int64_t b) {
+    return static_cast<int64_t>((static_cast<__int128>(b) * n + buckets - 1) / buckets);
+  };
+  std::vector<int64_t> weight(buckets, 0);
+  EdgeStream stream(graph, *layout, world.rank(), ranks);
+  std::vector<int64_t> u, v, g;
+  for (stream.next(int64_t{1} << 20, &u, &v, &g); !u.empty(); stream.next(int64_t{1} << 20, &u, &v, &g))
+    for (size_t i = 0; i < u.size(); ++i)
+      if (u[i] != v[i]) {
+        ++weight[bucket_of(u[i])];
+        ++weight[bucket_of(v[i])];
+      }
+  world.sum_in_place(&weight);
+  for (int64_t b = 0; b < buckets; ++b) weight[b] += bucket_begin(b + 1) - bucket_begin(b);
+  int64_t total = 0;
+  for (int64_t w : weight) total += w;
+  std::vector<int64_t> start{0};
+  int64_t seen = 0;
+  for (int64_t b = 0; b < buckets && static_cast<int>(start.size()) < ranks; ++b) {
+    seen += weight[b];
+    // Rank r starts after the bucket that takes the running weight to r / ranks of the total.
+    while (static_cast<int>(start.size()) < ranks && seen * ranks >= total * static_cast<int64_t>(start.size()))
+      start.push_back(bucket_begin(b + 1));
+  }
+  start.push_back(n);
+  // Every rank keeps at least one node.
+  for (int r = 1; r < ranks; ++r) start[r] = std::max(start[r], start[r - 1] + 1);
+  for (int r = ranks - 1; r >= 1; --r) start[r] = std::min(start[r], start[r + 1] - 1);
+  layout->vertex_start = start;
 }
 
 EdgeStream::EdgeStream(const ChunkedGraph& graph, const IdLayout& layout, int rank, int ranks)

@@ -16,7 +16,9 @@
 #include "io/staged_dir.h"
 #include "partition/distributed/chunk_streams.h"
 #include "partition/distributed/memory_estimate.h"
+#include "partition/distributed/hub_sampling.h"
 #include "partition/distributed/mpi_world.h"
+#include "partition/distributed/periphery_fold.h"
 #include "partition/distributed/scotch_partition.h"
 #include "partition/part_files.h"
 #include "tessera/base/error.h"
@@ -62,6 +64,7 @@ class Partitioner {
   std::vector<int64_t> train_nodes_here();
   LocalGraph adjacency();
   std::vector<int32_t> assign();
+  void trace(const char* step, const LocalGraph& g) const;
   void number(const std::vector<int32_t>& part);
   void shuffle_nodes(const std::vector<int32_t>& part);
   void shuffle_edges();
@@ -93,6 +96,8 @@ class Partitioner {
   std::map<std::string, std::map<std::string, Array>> node_arrays_, edge_arrays_;
   std::map<std::string, std::map<std::string, ArraySchema>> node_schema_, edge_schema_;
   int64_t cut_edges_ = 0;
+  int64_t folded_nodes_ = 0;  // placed beside PT-Scotch, not by it (periphery_fold.h)
+  int64_t sampled_out_ = 0;   // adjacency entries PT-Scotch did not see (hub_sampling.h)
 };
 
 std::vector<int64_t> Partitioner::train_nodes_here() {
@@ -121,7 +126,8 @@ LocalGraph Partitioner::adjacency() {
   // Both directions of every edge go to the rank holding its endpoint in
   // PT-Scotch's block distribution.
   const int64_t first = first_vertex(), count = local_vertices();
-  std::vector<Arc> arcs;
+  // Kept batch by batch as received: one growing vector would peak at twice the arcs while it reallocates.
+  std::vector<std::vector<Arc>> received;
   EdgeStream stream(graph_, layout_, me_, ranks_);
   std::vector<int64_t> u, v, g;
   const int64_t rounds = world_.rounds_for(stream.total(), kBatchEdges);
@@ -136,26 +142,28 @@ LocalGraph Partitioner::adjacency() {
       out[layout_.vertex_owner(v[i])].push_back({v[i], u[i] | kInEdge});
       out[layout_.vertex_owner(u[i])].push_back({u[i], v[i]});
     }
-    std::vector<Arc> in = world_.exchange(out);
-    arcs.insert(arcs.end(), in.begin(), in.end());
+    received.push_back(world_.exchange(out));
   }
 
   std::vector<int64_t> in_degree(count, 0);
   std::vector<int64_t> degree(count + 1, 0);
-  for (const Arc& a : arcs) {
-    const int64_t local = a.target - first;
-    if (a.other & (kInEdge | kInEdgeOnly)) ++in_degree[local];
-    if (!(a.other & kInEdgeOnly)) ++degree[local + 1];
-  }
+  for (const std::vector<Arc>& arcs : received)
+    for (const Arc& a : arcs) {
+      const int64_t local = a.target - first;
+      if (a.other & (kInEdge | kInEdgeOnly)) ++in_degree[local];
+      if (!(a.other & kInEdgeOnly)) ++degree[local + 1];
+    }
   for (int64_t i = 0; i < count; ++i) degree[i + 1] += degree[i];
   LocalGraph lg;
   lg.adjncy.resize(degree[count]);
   {
     std::vector<int64_t> cursor(degree.begin(), degree.end() - 1);
-    for (const Arc& a : arcs)
-      if (!(a.other & kInEdgeOnly)) lg.adjncy[cursor[a.target - first]++] = a.other & kIdMask;
+    for (std::vector<Arc>& arcs : received) {
+      for (const Arc& a : arcs)
+        if (!(a.other & kInEdgeOnly)) lg.adjncy[cursor[a.target - first]++] = a.other & kIdMask;
+      arcs = {};
+    }
   }
-  arcs = {};
   // Sorted, duplicates merged, compacted in place: METIS's input, distributed.
   lg.xadj.assign(count + 1, 0);
   int64_t write = 0;
@@ -193,10 +201,34 @@ LocalGraph Partitioner::adjacency() {
   return lg;
 }
 
+// With TESSERA_DEBUG=1, each rank's memory after each step of the assignment (to calibrate --dry-run).
+void Partitioner::trace(const char* step, const LocalGraph& g) const {
+  static const bool on = std::getenv("TESSERA_DEBUG") != nullptr;
+  if (!on) return;
+  static Timer since_start;
+  fmt::print(stderr, "rank {}: after {} ({:.1f} s): {} nodes, {} adjacency entries here; peak RSS {:.3f} GB\n", me_,
+             step, since_start.seconds(), g.xadj.empty() ? 0 : g.xadj.size() - 1, g.adjncy.size(),
+             peak_rss_bytes() / 1e9);
+}
+
 std::vector<int32_t> Partitioner::assign() {
   if (options_.method == "parmetis") {
     LocalGraph lg = adjacency();
-    return scotch_partition(world_, &lg, parts_, options_.seed, 0.03);
+    trace("adjacency", lg);
+    auto owner = [&](int64_t v) { return layout_.vertex_owner(v); };
+    // Sampling first: a node whose edges all went is placed like an isolated one, and one left with a single
+    // edge follows that neighbour.
+    sampled_out_ = sample_hub_edges(world_, &lg, first_vertex(), owner, kSampledDegree, options_.seed);
+    trace("sampling", lg);
+    PeripheryFold fold(world_, lg, first_vertex(), owner);
+    // Too little left to fold: PT-Scotch sees the whole graph.
+    if (fold.reduced_nodes() < 2 * parts_) return scotch_partition(world_, &lg, parts_, options_.seed, 0.03);
+    lg = {};
+    folded_nodes_ = fold.folded_nodes();
+    trace("fold", fold.reduced());
+    const std::vector<int32_t> reduced_parts = scotch_partition(world_, &fold.reduced(), parts_, options_.seed, 0.03);
+    trace("PT-Scotch", fold.reduced());
+    return fold.expand(reduced_parts, parts_);
   }
   // METIS and random see the whole graph: only with one rank, where they
   // give exactly what the single-machine partitioner gives.
@@ -512,6 +544,7 @@ int Partitioner::run() {
     }
     return 0;
   }
+  if (options_.method == "parmetis") balance_vertex_ranges(world_, graph_, &layout_);
   const double layout_s = timer.seconds();
   timer.reset();
   const std::vector<int32_t> part = assign();
@@ -560,14 +593,18 @@ int Partitioner::run() {
       for (int64_t r : rss) rss_json += fmt::format("{}{}", rss_json.empty() ? "" : ", ", r);
       fmt::print("{{\"graph_name\": \"{}\", \"num_parts\": {}, \"method\": \"{}\", \"ranks\": {}, \"read_s\": {:.3f}, "
                  "\"assign_s\": {:.3f}, \"shuffle_s\": {:.3f}, \"write_s\": {:.3f}, \"total_s\": {:.3f}, "
-                 "\"edge_cut_ratio\": {:.5f}, \"peak_rss_bytes\": [{}]}}\n",
+                 "\"edge_cut_ratio\": {:.5f}, \"folded_nodes\": {}, \"sampled_out_entries\": {}, \"peak_rss_bytes\": [{}]}}\n",
                  options_.graph_name, parts_, options_.method, ranks_, layout_s, assign_s, shuffle_s, write_s, total,
-                 ratio, rss_json);
+                 ratio, folded_nodes_, sampled_out_, rss_json);
     } else {
       fmt::print("partitioned {} into {} parts ({}, {} ranks): edge cut {:.2f}%, total {:.2f}s (read {:.2f}s, "
                  "assign {:.2f}s, shuffle {:.2f}s, write {:.2f}s), peak RSS per rank [{}] GB -> {}/{}.json\n",
                  options_.graph_name, parts_, options_.method, ranks_, 100 * ratio, total, layout_s, assign_s,
                  shuffle_s, write_s, rss_list, options_.out_dir, options_.graph_name);
+      if (folded_nodes_ || sampled_out_)
+        fmt::print("PT-Scotch saw a reduced graph: {} nodes with fewer than two neighbours were placed beside it, "
+                   "and {} adjacency entries of nodes above {} neighbours were sampled out\n",
+                   folded_nodes_, sampled_out_, kSampledDegree);
     }
   }
   return 0;

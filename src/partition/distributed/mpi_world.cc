@@ -29,6 +29,11 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   host_ = name;
+  MPI_Comm local;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+        "MPI_Comm_split_type");
+  MPI_Comm_size(local, &ranks_on_host_);
+  MPI_Comm_free(&local);
   if (provided < MPI_THREAD_MULTIPLE)
     fail("this MPI library gives thread level {} but PT-Scotch needs MPI_THREAD_MULTIPLE", provided);
 }

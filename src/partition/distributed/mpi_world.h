@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -31,6 +32,8 @@ class MpiWorld {
   int size() const { return size_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
   const std::string& host() const { return host_; }
+  // How many ranks of this job run on this machine (shared memory reach), this one included.
+  int ranks_on_this_host() const { return ranks_on_host_; }
 
   void barrier() const;
   [[noreturn]] void abort(int code) const;
@@ -87,6 +90,7 @@ class MpiWorld {
 
   int rank_ = 0;
   int size_ = 1;
+  int ranks_on_host_ = 1;
   std::string host_;
 };
 
@@ -121,6 +125,20 @@ std::vector<int64_t> distributed_lookup(const MpiWorld& world, const int64_t* ke
   std::vector<int64_t> result(count);
   for (int64_t i = 0; i < count; ++i) result[i] = answers[start[dest[i]]++];
   return result;
+}
+
+// Replaces each of `keys` by what its owner answers for it (distributed_lookup),
+// in batches of at most `batch` keys so that the messages stay bounded. Collective.
+template <typename Owner, typename Answer>
+void lookup_in_place(const MpiWorld& world, std::vector<int64_t>* keys, Owner&& owner, Answer&& answer,
+                     int64_t batch = int64_t{1} << 22) {
+  const int64_t count = static_cast<int64_t>(keys->size());
+  const int64_t rounds = world.rounds_for(count, batch);
+  for (int64_t round = 0; round < rounds; ++round) {
+    const int64_t begin = std::min(count, round * batch), end = std::min(count, (round + 1) * batch);
+    const std::vector<int64_t> answers = distributed_lookup(world, keys->data() + begin, end - begin, owner, answer);
+    std::copy(answers.begin(), answers.end(), keys->begin() + begin);
+  }
 }
 
 }  // namespace tessera

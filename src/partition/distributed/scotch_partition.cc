@@ -1,8 +1,12 @@
 #include "partition/distributed/scotch_partition.h"
 
 #include <ptscotch.h>
+#include <stdlib.h>
 
+#include <cstdlib>
 #include <limits>
+#include <string>
+#include <thread>
 
 #include "tessera/base/error.h"
 
@@ -38,6 +42,15 @@ std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* g, int 
     fail("internal error: Tessera passes 64-bit indices, but this PT-Scotch uses {}-bit SCOTCH_Num",
          8 * sizeof(SCOTCH_Num));
 
+  // PT-Scotch starts one thread per core in every rank: ranks sharing a
+  // machine (tests, one-host runs) would run cores x ranks threads and
+  // contend (RMAT 200k / 4M on 3 ranks of 2 cores: 162 s, against 37 s with
+  // one thread each). A user's own SCOTCH_PTHREAD_NUMBER wins.
+  if (std::getenv("SCOTCH_PTHREAD_NUMBER") == nullptr) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::string threads = std::to_string(std::max(1, cores / world.ranks_on_this_host()));
+    ::setenv("SCOTCH_PTHREAD_NUMBER", threads.c_str(), 0);
+  }
   SCOTCH_randomSeed(static_cast<SCOTCH_Num>(seed & 0x7fffffff));
   SCOTCH_randomReset();
   SCOTCH_Dgraph graph;
@@ -47,14 +60,20 @@ std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* g, int 
   std::vector<int64_t> part(static_cast<size_t>(std::max<int64_t>(local_vertices, 1)));
   int status = SCOTCH_dgraphBuild(&graph, 0, local_vertices, local_vertices, as_scotch(&g->xadj), nullptr,
                                   as_scotch(&g->weights), nullptr, local_arcs, local_arcs, as_scotch(&g->adjncy),
-                                  nullptr, nullptr);
-  if (status == 0)
-    // SPEED, not QUALITY: on a 200k-node / 4M-edge RMAT graph on 2 ranks QUALITY
-    // took 190 s against SPEED's 20 s (METIS: 2 s); on a products-like graph
-    // the cuts were 11.3% and 11.6%.
-    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, world.size(), parts, imbalance) == 0 ? 0 : 2;
-  else
+                                  nullptr, g->edge_weights.empty() ? nullptr : as_scotch(&g->edge_weights));
+  if (status == 0) {
+    // An expert's own strategy string (SCOTCH_stratDgraphMap's syntax), for tuning on a new kind of graph.
+    const char* custom = std::getenv("TESSERA_SCOTCH_STRATEGY");
+    if (custom != nullptr && *custom != '\0')
+      status = SCOTCH_stratDgraphMap(&strategy, custom) == 0 ? 0 : 2;
+    else
+      // SPEED, not QUALITY: on a 200k-node / 4M-edge RMAT graph on 2 ranks QUALITY
+      // took 190 s against SPEED's 20 s (METIS: 2 s); on a products-like graph
+      // the cuts were 11.3% and 11.6%.
+      status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, world.size(), parts, imbalance) == 0 ? 0 : 2;
+  } else {
     status = 1;
+  }
   if (status == 0) status = SCOTCH_dgraphPart(&graph, parts, &strategy, as_scotch(&part)) == 0 ? 0 : 3;
   SCOTCH_stratExit(&strategy);
   SCOTCH_dgraphExit(&graph);

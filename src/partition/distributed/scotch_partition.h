@@ -13,6 +13,7 @@ struct LocalGraph {
   std::vector<int64_t> xadj;     // count + 1 offsets into adjncy
   std::vector<int64_t> adjncy;   // global neighbour IDs, no self-loops, no duplicates, both directions present
   std::vector<int64_t> weights;  // one vertex weight each (PT-Scotch balances a single weight)
+  std::vector<int64_t> edge_weights;  // one per adjncy entry, equal at both ends of an edge; empty: all 1
 };
 
 // Collective. Fails naming the library's limit when its index type is
