@@ -5,16 +5,18 @@
 #include <fmt/format.h>
 
 #include "partition/distributed/chunk_streams.h"
+#include "partition/distributed/hub_sampling.h"
 
 namespace tessera {
 namespace {
 
-// What a process holds before any of this: the binary, libtorch and MPI.
-constexpr int64_t kBaseBytes = int64_t{120} << 20;
+// What a process holds before any of this: the binary, libtorch, MPI and
+// PT-Scotch (a 2-rank run on a 1000-node graph peaks at 174 MB per rank).
+constexpr int64_t kBaseBytes = int64_t{175} << 20;
 // All-to-all batches: 2^20 edges as IDs, messages out and in.
 constexpr int64_t kBatchBytes = (int64_t{1} << 20) * (24 + 32 + 32);
 // PT-Scotch's coarsening and ghost arrays, measured as a multiple of the
-// adjacency handed to it (bench/partition_scale.sh).
+// adjacency (with edge weights) handed to it (bench/partition_scale.sh).
 constexpr double kScotchFactor = 3.0;
 
 }  // namespace
@@ -46,7 +48,9 @@ MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph,
   const int64_t chunk_bytes = largest_chunk * 16;
   // Arcs as received (16 bytes, vector growth up to 2x) beside the adjacency lists.
   e.adjacency_bytes = kBaseBytes + kBatchBytes + chunk_bytes + arcs * 16 * 3 / 2 + arcs * 8 + nodes * 24;
-  e.partition_bytes = kBaseBytes + static_cast<int64_t>(kScotchFactor * (arcs * 8 + nodes * 24));
+  // PT-Scotch sees at most about kSampledDegree entries per node (hub_sampling.h).
+  const int64_t scotch_arcs = std::min(arcs, nodes * kSampledDegree);
+  e.partition_bytes = kBaseBytes + static_cast<int64_t>(kScotchFactor * (scotch_arcs * 16 + nodes * 24));
   int64_t data_bytes = 0, largest_data_chunk = 0;
   for (size_t t = 0; t < graph.node_types.size(); ++t)
     for (const auto& [name, files] : graph.node_data[t]) {
@@ -61,8 +65,9 @@ MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph,
       const DataLayout data = agree_data_layout(world, files, graph.num_edges[k], name);
       data_bytes += static_cast<int64_t>(data.row_bytes) * ((graph.num_edges[k] + ranks - 1) / ranks);
     }
-  // Received edges (24 bytes, growth) and the CSC with ID maps, then the data rows.
-  e.shuffle_bytes = kBaseBytes + kBatchBytes + edges * 24 * 3 / 2 + edges * 24 + nodes * 24 + data_bytes +
+  // Received edges (24 bytes, up to twice that while the vector grows) beside the CSC with its ID maps
+  // (up to 40 bytes an edge with edge data), then the data rows.
+  e.shuffle_bytes = kBaseBytes + kBatchBytes + edges * 24 * 2 + edges * 40 + nodes * 24 + data_bytes +
                     largest_data_chunk;
   e.peak_bytes = std::max({e.adjacency_bytes, e.partition_bytes, e.shuffle_bytes});
   return e;
