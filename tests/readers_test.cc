@@ -10,12 +10,15 @@
 #include "tessera/base/error.h"
 #include "tessera/gen/generators.h"
 #include "tessera/io/dataset_io.h"
+#include "dataset_compare.h"
 #include "test_util.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
+using testing::expect_same_array;
+using testing::expect_same_dataset;
 
 TEST(Readers, CoraFromOgbRawLayout) {
   TESSERA_REQUIRE_SHARED("node/cora", path);
@@ -74,34 +77,6 @@ TEST(Readers, AifbRdfWithLabels) {
   std::set<int64_t> classes;
   for (int64_t i = 0; i < person.train.numel(); ++i) classes.insert(label.data<int64_t>()[person.train.data<int64_t>()[i]]);
   EXPECT_EQ(classes, (std::set<int64_t>{0, 1, 2, 3}));
-}
-
-void expect_same(const Array& a, const Array& b, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  ASSERT_EQ(a.dtype(), b.dtype()) << what;
-  EXPECT_EQ(0, std::memcmp(a.raw(), b.raw(), a.nbytes())) << what;
-}
-
-void expect_same_dataset(const Dataset& a, const Dataset& b) {
-  ASSERT_EQ(a.node_types.size(), b.node_types.size());
-  for (size_t t = 0; t < a.node_types.size(); ++t) {
-    const NodeType& x = a.node_types[t];
-    const NodeType& y = b.node_types[t];
-    EXPECT_EQ(x.name, y.name);
-    EXPECT_EQ(x.count, y.count);
-    ASSERT_EQ(x.data.size(), y.data.size()) << x.name;
-    for (const auto& [key, arr] : x.data) expect_same(arr, y.data.at(key), x.name + "." + key);
-    for (auto [s1, s2] : {std::pair{&x.train, &y.train}, {&x.val, &y.val}, {&x.test, &y.test}}) {
-      ASSERT_EQ(s1->empty_handle(), s2->empty_handle());
-      if (!s1->empty_handle()) expect_same(*s1, *s2, x.name + " split");
-    }
-  }
-  ASSERT_EQ(a.edge_types.size(), b.edge_types.size());
-  for (size_t k = 0; k < a.edge_types.size(); ++k) {
-    EXPECT_EQ(a.edge_types[k].canonical(), b.edge_types[k].canonical());
-    expect_same(a.edge_types[k].src, b.edge_types[k].src, "src");
-    expect_same(a.edge_types[k].dst, b.edge_types[k].dst, "dst");
-  }
 }
 
 GenOptions mag_like(int64_t nodes, int64_t edges, uint64_t seed) {
@@ -174,8 +149,8 @@ TEST(Readers, OgbHomogeneousAndTesseraRoundTrips) {
   expect_same_dataset(kg, back);
   EXPECT_EQ(back.relation_names, kg.relation_names);
   EXPECT_EQ(back.node_types[0].names, kg.node_types[0].names);
-  expect_same(back.extra.at("test_triples"), kg.extra.at("test_triples"), "test triples");
-  expect_same(back.edge_types[0].data.at(kRelationField), kg.edge_types[0].data.at(kRelationField), "relations");
+  expect_same_array(back.extra.at("test_triples"), kg.extra.at("test_triples"), "test triples");
+  expect_same_array(back.edge_types[0].data.at(kRelationField), kg.edge_types[0].data.at(kRelationField), "relations");
 }
 
 TEST(Readers, DglKeUddLayout) {

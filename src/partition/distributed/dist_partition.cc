@@ -98,6 +98,7 @@ class Partitioner {
   int64_t cut_edges_ = 0;
   int64_t folded_nodes_ = 0;  // placed beside PT-Scotch, not by it (periphery_fold.h)
   int64_t sampled_out_ = 0;   // adjacency entries PT-Scotch did not see (hub_sampling.h)
+  Timer assign_timer_;        // for trace()
 };
 
 std::vector<int64_t> Partitioner::train_nodes_here() {
@@ -205,14 +206,14 @@ LocalGraph Partitioner::adjacency() {
 void Partitioner::trace(const char* step, const LocalGraph& g) const {
   static const bool on = std::getenv("TESSERA_DEBUG") != nullptr;
   if (!on) return;
-  static Timer since_start;
   fmt::print(stderr, "rank {}: after {} ({:.1f} s): {} nodes, {} adjacency entries here; peak RSS {:.3f} GB\n", me_,
-             step, since_start.seconds(), g.xadj.empty() ? 0 : g.xadj.size() - 1, g.adjncy.size(),
+             step, assign_timer_.seconds(), g.xadj.empty() ? 0 : g.xadj.size() - 1, g.adjncy.size(),
              peak_rss_bytes() / 1e9);
 }
 
 std::vector<int32_t> Partitioner::assign() {
   if (options_.method == "parmetis") {
+    assign_timer_.reset();
     LocalGraph lg = adjacency();
     trace("adjacency", lg);
     auto owner = [&](int64_t v) { return layout_.vertex_owner(v); };
