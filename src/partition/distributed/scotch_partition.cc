@@ -80,7 +80,13 @@ std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* g, int 
   // Every rank learns whether any failed, so all fail together.
   const int64_t worst = world.max(status);
   if (worst == 1) fail("PT-Scotch refused the distributed graph ({} nodes, {} adjacency entries)", vertices, arcs);
-  if (worst == 2) fail("PT-Scotch could not build a strategy for {} parts", parts);
+  if (worst == 2) {
+    const char* custom = std::getenv("TESSERA_SCOTCH_STRATEGY");
+    if (custom != nullptr && *custom != '\0')
+      fail("TESSERA_SCOTCH_STRATEGY: PT-Scotch rejected the strategy string '{}' (SCOTCH_stratDgraphMap syntax); "
+           "unset it for the default", custom);
+    fail("PT-Scotch could not build a strategy for {} parts", parts);
+  }
   if (worst == 3) fail("PT-Scotch failed partitioning {} nodes into {} parts", vertices, parts);
 
   std::vector<int64_t> sizes(parts, 0);
