@@ -90,6 +90,11 @@ PeripheryFold::PeripheryFold(const MpiWorld& world, const LocalGraph& g, int64_t
   for (int64_t& id : reduced_id)
     if (id >= 0) id += reduced_first();
   folded_global_ = world.sum(count) - reduced_nodes();
+  int64_t total = 0, kept_weight = 0;
+  for (int64_t w : g.weights) total += w;
+  for (int64_t w : reduced_.weights) kept_weight += w;
+  total_weight_ = world.sum(total);
+  placed_after_weight_ = total_weight_ - world.sum(kept_weight);
   lookup_in_place(world, &reduced_.adjncy, owner_, [&](int64_t v) {
     const int64_t id = reduced_id[v - first_];
     if (id < 0) fail("internal error: node {} was folded away but is still a neighbour", v);

@@ -31,6 +31,10 @@ class PeripheryFold {
   LocalGraph& reduced() { return reduced_; }
   int64_t folded_nodes() const { return folded_global_; }
   int64_t reduced_nodes() const { return reduced_start_.back(); }
+  // The whole graph's vertex weight, and the part of it placed after partitioning (isolated units and what
+  // follows them), which lets the parts PT-Scotch sees be unequal: the placement evens them out.
+  int64_t total_weight() const { return total_weight_; }
+  int64_t placed_after_weight() const { return placed_after_weight_; }
   // This rank's first node in the reduced numbering.
   int64_t reduced_first() const;
 
@@ -49,6 +53,8 @@ class PeripheryFold {
   LocalGraph reduced_;
   std::vector<int64_t> reduced_start_;  // [ranks + 1]: rank r holds reduced nodes [start[r], start[r + 1])
   int64_t folded_global_ = 0;
+  int64_t total_weight_ = 0;
+  int64_t placed_after_weight_ = 0;
 };
 
 }  // namespace tessera

@@ -17,8 +17,8 @@ struct LocalGraph {
 };
 
 // Collective. Fails naming the library's limit when its index type is
-// narrower than the graph needs, or when PT-Scotch reports an error or
-// leaves a part empty.
+// narrower than the graph needs, or when PT-Scotch reports an error. A part
+// may come back empty when `imbalance` allows it; the caller checks the end result.
 std::vector<int32_t> scotch_partition(const MpiWorld& world, LocalGraph* graph, int parts, uint64_t seed,
                                       double imbalance);
 
