@@ -9,8 +9,13 @@
 //   - the band FM runs only on bands of fewer than kBandFmLimit nodes; larger ones get diffusion and the exactifier.
 //     With room to move, the FM runs to the edge of its balance window on a power-law graph (moving a node to the
 //     hubs' side always cuts less) and then alternates one move back, one move forward, each move scanning every
-//     blocked node of better gain: quadratic in the band. RMAT 1M nodes / 20M edges on 3 ranks: unlimited, over
-//     10 minutes; limit 60k, 14 s and a 36.7% cut; 100k, 42 s and 29.6%; METIS into 3 parts cuts 34.4%.
+//     blocked node of better gain: quadratic in the band. RMAT balanced on nodes (METIS cuts 34.4% into 3 parts of
+//     1M nodes / 20M edges, 48.4% into 4 of 200k / 4M):
+//       limit  |  1M, 3 ranks     |  200k, 4 ranks
+//       40k    |  8.5 s, 39.7%    |  5.3 s, 41.4%
+//       45k    |  11 s, 38.1%     |  32 s, 34.4%
+//       100k   |  42 s, 29.6%     |  130 s, 34.9%
+//       none   |  over 4 minutes  |
 #pragma once
 
 #include <cstdint>
@@ -19,7 +24,7 @@
 namespace tessera {
 
 inline constexpr double kScotchDefaultImbalance = 0.03;
-inline constexpr int64_t kBandFmLimit = 100000;
+inline constexpr int64_t kBandFmLimit = 40000;
 
 std::string dgraph_map_strategy(int ranks, double imbalance);
 
