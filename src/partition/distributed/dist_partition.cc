@@ -575,7 +575,7 @@ int Partitioner::run() {
     fail("--num-parts {} is larger than the number of nodes ({}): every partition needs a node", parts_,
          layout_.num_nodes());
   if (request_.dry_run) {
-    const MemoryEstimate e = estimate_memory(world_, graph_, layout_);
+    const MemoryEstimate e = estimate_memory(world_, graph_, layout_, options_.balance_edges);
     const std::vector<std::string> lines = world_.gather_all(e.describe(me_, world_.host()));
     if (me_ == 0) {
       for (const std::string& line : lines) fmt::print("{}\n", line);

@@ -22,13 +22,19 @@ constexpr double kScotchFactor = 3.0;
 }  // namespace
 
 std::string MemoryEstimate::describe(int rank, const std::string& host) const {
-  return fmt::format("rank {} ({}): reads {} edges; peak about {:.2f} GB (adjacency {:.2f}, PT-Scotch {:.2f}, "
-                     "partition and data {:.2f})",
-                     rank, host, edges_read, peak_bytes / 1e9, adjacency_bytes / 1e9, partition_bytes / 1e9,
-                     shuffle_bytes / 1e9);
+  std::string line = fmt::format("rank {} ({}): reads {} edges; peak about {:.2f} GB (adjacency {:.2f}, PT-Scotch "
+                                 "{:.2f}, partition and data {:.2f})",
+                                 rank, host, edges_read, peak_bytes / 1e9, adjacency_bytes / 1e9,
+                                 partition_bytes / 1e9, shuffle_bytes / 1e9);
+  if (skewed_shuffle_bytes > 0)
+    line += fmt::format("; up to {:.2f} GB if its part takes every edge, as parts balance nodes only (add "
+                        "--balance-edges to bound it)",
+                        std::max(peak_bytes, skewed_shuffle_bytes) / 1e9);
+  return line;
 }
 
-MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph, const IdLayout& layout) {
+MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph, const IdLayout& layout,
+                               bool edges_balanced) {
   MemoryEstimate e;
   const int ranks = world.size();
   int64_t largest_chunk = 0;
@@ -67,8 +73,12 @@ MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph,
     }
   // Received edges (24 bytes, up to twice that while the vector grows) beside the CSC with its ID maps
   // (up to 40 bytes an edge with edge data), then the data rows.
-  e.shuffle_bytes = kBaseBytes + kBatchBytes + edges * 24 * 2 + edges * 40 + nodes * 24 + data_bytes +
-                    largest_data_chunk;
+  auto shuffle = [&](int64_t part_edges) {
+    return kBaseBytes + kBatchBytes + part_edges * 24 * 2 + part_edges * 40 + nodes * 24 + data_bytes +
+           largest_data_chunk;
+  };
+  e.shuffle_bytes = shuffle(edges);
+  if (!edges_balanced && ranks > 1) e.skewed_shuffle_bytes = shuffle(layout.num_edges());
   e.peak_bytes = std::max({e.adjacency_bytes, e.partition_bytes, e.shuffle_bytes});
   return e;
 }

@@ -18,11 +18,15 @@ struct MemoryEstimate {
   int64_t partition_bytes = 0;   // inside PT-Scotch
   int64_t shuffle_bytes = 0;     // this rank's partition: CSC, ID maps and data rows
   int64_t peak_bytes = 0;
+  // Without --balance-edges, parts balance nodes and a part's edges are not bounded (RMAT 1M / 20M into 3 parts:
+  // one took 82% of them): the shuffle phase if this rank's part took every edge. 0 when edges are balanced.
+  int64_t skewed_shuffle_bytes = 0;
 
   std::string describe(int rank, const std::string& host) const;
 };
 
 // Collective (ranks agree on each data array's row size).
-MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph, const IdLayout& layout);
+MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph, const IdLayout& layout,
+                               bool edges_balanced);
 
 }  // namespace tessera
