@@ -171,7 +171,14 @@ TEST(DistPartition, DryRunPrintsEachRanksMemoryAndWritesNothing) {
   EXPECT_NE(r.out.find("rank 0 ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rank 1 ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GB"), std::string::npos) << r.out;
+  // Parts balanced on nodes only: their edges are not bounded, and the dry run says what that could cost.
+  EXPECT_NE(r.out.find("if its part takes every edge"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir / "out"));
+  const CommandResult balanced = run_command(mpirun_partition(
+      2, fmt::format("--input {} --num-parts 2 --method parmetis --balance-edges --dry-run --out {}/out", input,
+                     dir.path())));
+  ASSERT_EQ(balanced.exit_code, 0) << balanced.out << balanced.err;
+  EXPECT_EQ(balanced.out.find("if its part takes every edge"), std::string::npos) << balanced.out;
 }
 
 // A failing run: non-zero exit within seconds, the message, no output.
