@@ -15,6 +15,7 @@ dir=${BENCH_DIR:-/tmp/tessera-bench-scale}
 graph=${GRAPH:-rmat}
 sizes=${SIZES:-"200000:4000000 500000:10000000 1000000:20000000"}
 ranks_list=${RANKS:-"2 3 4"}
+# ${FLAGS-...}: an unset FLAGS means --balance-edges, an empty one no flag at all.
 read -r -a flags <<< "${FLAGS---balance-edges}"
 mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT

@@ -151,6 +151,8 @@ TEST(DistPartition, PowerLawGraphBalancedOnNodesUsesTheRoomIsolatedNodesLeave) {
   const CommandResult scotch = run_command(mpirun_partition(
       3, fmt::format("--input {} --num-parts 3 --method parmetis --json --out {}/scotch", input, dir.path())));
   ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
+  const nlohmann::json report = nlohmann::json::parse(scotch.out.substr(scotch.out.rfind('{')));
+  EXPECT_GT(report["scotch_imbalance"].get<double>(), 0.2);
   const Dataset original = read_chunked_dataset(input);
   std::vector<PartCounts> counts;
   ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "scotch/rmat.json", &counts));

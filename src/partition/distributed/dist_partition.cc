@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -68,7 +67,7 @@ class Partitioner {
   std::vector<int32_t> assign();
   void trace(const char* step, const LocalGraph& g) const;
   // Collective: `part` unchanged, or a failure naming an empty partition.
-  std::vector<int32_t> every_part_filled(std::vector<int32_t> part) const;
+  std::vector<int32_t> require_no_empty_part(std::vector<int32_t> part) const;
   void number(const std::vector<int32_t>& part);
   void shuffle_nodes(const std::vector<int32_t>& part);
   void shuffle_edges();
@@ -102,7 +101,7 @@ class Partitioner {
   int64_t cut_edges_ = 0;
   int64_t folded_nodes_ = 0;  // placed beside PT-Scotch, not by it (periphery_fold.h)
   int64_t sampled_out_ = 0;   // adjacency entries PT-Scotch did not see (hub_sampling.h)
-  double scotch_imbalance_ = kScotchDefaultImbalance;  // the imbalance PT-Scotch was allowed (scotch_imbalance)
+  double scotch_imbalance_ = kScotchDefaultImbalance;  // the imbalance PT-Scotch was allowed (imbalance_with_room)
   Timer assign_timer_;        // for trace()
 };
 
@@ -207,24 +206,6 @@ LocalGraph Partitioner::adjacency() {
   return lg;
 }
 
-// The imbalance PT-Scotch may leave among the parts it sees. The weight placed after it fills the lightest parts,
-// so a part may take up to an equal share of the whole (plus the usual 3%) without unbalancing the result. On
-// power-law graphs that weight is large (RMAT 1M / 20M: 60% of the nodes, with the leaves that follow them), and
-// holding PT-Scotch to 3% of what is left forces the hubs apart, which METIS, seeing the whole graph, does not.
-double scotch_imbalance(int64_t total_weight, int64_t placed_after_weight, int parts) {
-  const double kMaxImbalance = 0.5;
-  const int64_t seen = total_weight - placed_after_weight;
-  if (seen <= 0 || parts < 2) return kScotchDefaultImbalance;
-  // PT-Scotch splits recursively and applies the ratio to each split's own average, so a part may grow by it once
-  // per level: the ratio is the levels'th root of the growth allowed.
-  const double growth = static_cast<double>(total_weight) / static_cast<double>(seen) * (1 + kScotchDefaultImbalance);
-  const int levels = static_cast<int>(std::ceil(std::log2(parts)));
-  // At most half: every part keeps at least half its share of the connected graph. Unbounded, two parts of RMAT
-  // 1M / 20M came back as all the connected nodes in one and only isolated ones in the other: a 2.8% cut that
-  // balances nodes, but leaves one machine nothing to train on.
-  return std::clamp(std::pow(growth, 1.0 / levels) - 1, kScotchDefaultImbalance, kMaxImbalance);
-}
-
 // With TESSERA_DEBUG=1, each rank's memory after each step of the assignment (to calibrate --dry-run).
 void Partitioner::trace(const char* step, const LocalGraph& g) const {
   static const bool on = std::getenv("TESSERA_DEBUG") != nullptr;
@@ -234,14 +215,17 @@ void Partitioner::trace(const char* step, const LocalGraph& g) const {
              peak_rss_bytes() / 1e9);
 }
 
-std::vector<int32_t> Partitioner::every_part_filled(std::vector<int32_t> part) const {
+std::vector<int32_t> Partitioner::require_no_empty_part(std::vector<int32_t> part) const {
   std::vector<int64_t> sizes(parts_, 0);
   for (int32_t p : part) ++sizes[p];
   world_.sum_in_place(&sizes);  // the same on every rank, so all fail together
   int64_t nodes = 0;
   for (int64_t n : sizes) nodes += n;
   for (int p = 0; p < parts_; ++p)
-    if (sizes[p] == 0) fail("PT-Scotch left partition {} of {} empty ({} nodes); use fewer parts", p, parts_, nodes);
+    if (sizes[p] == 0)
+      fail("partition {} of {} is empty, even after placing the nodes PT-Scotch did not see ({} nodes in all); use "
+           "fewer parts",
+           p, parts_, nodes);
   return part;
 }
 
@@ -258,15 +242,15 @@ std::vector<int32_t> Partitioner::assign() {
     PeripheryFold fold(world_, lg, first_vertex(), owner);
     // Too little left to fold: PT-Scotch sees the whole graph.
     if (fold.reduced_nodes() < 2 * parts_)
-      return every_part_filled(scotch_partition(world_, &lg, parts_, options_.seed, kScotchDefaultImbalance));
+      return require_no_empty_part(scotch_partition(world_, &lg, parts_, options_.seed, kScotchDefaultImbalance));
     lg = {};
     folded_nodes_ = fold.folded_nodes();
     trace("fold", fold.reduced());
-    scotch_imbalance_ = scotch_imbalance(fold.total_weight(), fold.placed_after_weight(), parts_);
+    scotch_imbalance_ = imbalance_with_room(fold.total_weight(), fold.placed_after_weight(), parts_);
     const std::vector<int32_t> reduced_parts =
         scotch_partition(world_, &fold.reduced(), parts_, options_.seed, scotch_imbalance_);
     trace("PT-Scotch", fold.reduced());
-    return every_part_filled(fold.expand(reduced_parts, parts_));
+    return require_no_empty_part(fold.expand(reduced_parts, parts_));
   }
   // METIS and random see the whole graph: only with one rank, where they
   // give exactly what the single-machine partitioner gives.
@@ -642,9 +626,13 @@ int Partitioner::run() {
                  shuffle_s, write_s, rss_list, options_.out_dir, options_.graph_name);
       if (folded_nodes_ || sampled_out_)
         fmt::print("PT-Scotch saw a reduced graph: {} nodes with fewer than two neighbours were placed beside it, "
-                   "and {} adjacency entries of nodes above {} neighbours were sampled out; it was allowed {:.1f}% "
-                   "imbalance, which the nodes placed beside it even out\n",
-                   folded_nodes_, sampled_out_, kSampledDegree, 100 * scotch_imbalance_);
+                   "and {} adjacency entries of nodes above {} neighbours were sampled out{}\n",
+                   folded_nodes_, sampled_out_, kSampledDegree,
+                   scotch_imbalance_ > kScotchDefaultImbalance
+                       ? fmt::format("; each of its splits could be {:.1f}% off balance, which the nodes placed "
+                                     "beside it even out",
+                                     100 * scotch_imbalance_)
+                       : std::string());
     }
   }
   return 0;

@@ -1,6 +1,7 @@
 #include "partition/distributed/periphery_fold.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "tessera/base/error.h"
@@ -13,6 +14,22 @@ struct Fold {
 };
 
 }  // namespace
+
+int64_t fill_level(std::vector<int64_t> loads, int64_t weight) {
+  std::sort(loads.begin(), loads.end());
+  int64_t level = loads.empty() ? 0 : loads[0];
+  for (size_t filled = 1; filled <= loads.size(); ++filled) {
+    // The `filled` lightest parts are at `level`; raise them together to the next part's load, or as far as the
+    // weight goes (rounded up, so that the stretches cover all of it).
+    const int64_t width = static_cast<int64_t>(filled);
+    const int64_t next = filled < loads.size() ? loads[filled] : std::numeric_limits<int64_t>::max();
+    if (next == std::numeric_limits<int64_t>::max() || (next - level) * width >= weight)
+      return level + (weight + width - 1) / width;
+    weight -= (next - level) * width;
+    level = next;
+  }
+  return level;
+}
 
 PeripheryFold::PeripheryFold(const MpiWorld& world, const LocalGraph& g, int64_t first,
                              std::function<int(int64_t)> owner)
@@ -120,20 +137,21 @@ std::vector<int32_t> PeripheryFold::expand(const std::vector<int32_t>& reduced_p
   }
   world_.sum_in_place(&load);
 
-  // Isolated units fill the parts up to an equal share, lightest first in
-  // effect: unit by unit along one line shared by all ranks, on which part p
-  // owns a stretch as long as its shortfall.
+  // Isolated units fill the lightest parts up to one level, the level at
+  // which they are used up: unit by unit along one line shared by all ranks,
+  // on which part p owns a stretch as long as its shortfall below the level.
+  // A part PT-Scotch left above the others' share gets none, and the rest
+  // share the shortfall evenly rather than in part order.
   const std::vector<int64_t> isolated_by_rank = world_.gather_all(isolated_weight);
-  int64_t position = 0, total = 0;
+  int64_t position = 0, isolated_total = 0;
   for (int r = 0; r < world_.size(); ++r) {
     if (r < world_.rank()) position += isolated_by_rank[r];
-    total += isolated_by_rank[r];
+    isolated_total += isolated_by_rank[r];
   }
-  for (int64_t l : load) total += l;
-  const int64_t share = (total + parts - 1) / parts;
+  const int64_t level = fill_level(load, isolated_total);
   std::vector<int64_t> stretch_end(parts);
   int64_t end = 0;
-  for (int p = 0; p < parts; ++p) stretch_end[p] = end += std::max<int64_t>(0, share - load[p]);
+  for (int p = 0; p < parts; ++p) stretch_end[p] = end += std::max<int64_t>(0, level - load[p]);
   for (int64_t i = 0; i < count; ++i) {
     if (follows_[i] != kIsolated) continue;
     const auto it = std::upper_bound(stretch_end.begin(), stretch_end.end(), position);

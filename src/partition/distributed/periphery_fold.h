@@ -20,6 +20,10 @@
 
 namespace tessera {
 
+// The level to which `weight` raises the lightest of parts with these loads, filled from the lightest up: the
+// smallest L with sum over parts of max(0, L - load) >= weight.
+int64_t fill_level(std::vector<int64_t> loads, int64_t weight);
+
 class PeripheryFold {
  public:
   // Collective. `graph` holds this rank's nodes [first, first + count) in global IDs; owner(v) is the rank
