@@ -66,6 +66,32 @@ double edge_cut(const std::string& out) {
   return report["edge_cut_ratio"].get<double>();
 }
 
+// Single-machine METIS and PT-Scotch on `ranks` ranks, on the same input with the same flags, into as many parts;
+// PT-Scotch's output checked against the input (every node, edge and row). Wrap calls in ASSERT_NO_FATAL_FAILURE.
+struct BothWays {
+  double metis_cut = 0, scotch_cut = 0;
+  nlohmann::json scotch_report;  // its --json line
+  std::vector<PartCounts> counts;
+  Dataset original;
+};
+
+void partition_both_ways(const TempDir& dir, const std::string& input, const std::string& graph_name, int ranks,
+                         const std::string& flags, BothWays* both) {
+  const CommandResult metis = run_tessera(
+      fmt::format("partition --input {} --num-parts {} {} --json --out {}/metis", input, ranks, flags, dir.path()));
+  ASSERT_EQ(metis.exit_code, 0) << metis.err;
+  const CommandResult scotch = run_command(mpirun_partition(
+      ranks, fmt::format("--input {} --num-parts {} --method parmetis {} --json --out {}/scotch", input, ranks, flags,
+                         dir.path())));
+  ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
+  both->metis_cut = edge_cut(metis.out);
+  both->scotch_cut = edge_cut(scotch.out);
+  both->scotch_report = nlohmann::json::parse(scotch.out.substr(scotch.out.rfind('{')));
+  both->original = read_chunked_dataset(input);
+  ASSERT_NO_FATAL_FAILURE(
+      testing::check_partitioned(both->original, dir / ("scotch/" + graph_name + ".json"), &both->counts));
+}
+
 TEST(DistPartition, OneRankMetisWritesExactlyWhatTheSingleMachinePartitionerWrites) {
   TempDir dir;
   const std::string input = gen_chunked(dir, "mag-like", 6000, 30000, 3);
@@ -99,18 +125,11 @@ TEST(DistPartition, ParmetisOnThreeRanksKeepsEveryNodeEdgeAndRow) {
 TEST(DistPartition, ParmetisCutIsCloseToMetisOnACommunityGraph) {
   TempDir dir;
   const std::string input = gen_chunked(dir, "products-like", 20000, 200000, 2);
-  const CommandResult metis = run_tessera(fmt::format("partition --input {} --num-parts 2 --json --out {}/metis", input,
-                                                      dir.path()));
-  ASSERT_EQ(metis.exit_code, 0) << metis.err;
-  const CommandResult scotch = run_command(mpirun_partition(
-      2, fmt::format("--input {} --num-parts 2 --method parmetis --json --out {}/scotch", input, dir.path())));
-  ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
-  const Dataset original = read_chunked_dataset(input);
-  std::vector<PartCounts> counts;
-  ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "scotch/products-like.json", &counts));
-  std::printf("edge cut: METIS %.4f, PT-Scotch on 2 ranks %.4f\n", edge_cut(metis.out), edge_cut(scotch.out));
-  EXPECT_LE(edge_cut(scotch.out), 1.5 * edge_cut(metis.out) + 0.01);
-  EXPECT_LE(testing::max_deviation(counts, &PartCounts::nodes), 0.10);
+  BothWays both;
+  ASSERT_NO_FATAL_FAILURE(partition_both_ways(dir, input, "products-like", 2, "", &both));
+  std::printf("edge cut: METIS %.4f, PT-Scotch on 2 ranks %.4f\n", both.metis_cut, both.scotch_cut);
+  EXPECT_LE(both.scotch_cut, 1.5 * both.metis_cut + 0.01);
+  EXPECT_LE(testing::max_deviation(both.counts, &PartCounts::nodes), 0.10);
 }
 
 // A power-law graph (RMAT: hubs, and a third of the nodes without a neighbour) is where PT-Scotch alone stalls:
@@ -120,23 +139,14 @@ TEST(DistPartition, ParmetisCutIsCloseToMetisOnACommunityGraph) {
 TEST(DistPartition, PowerLawGraphOnThreeRanksIsReducedAndStaysCloseToMetis) {
   TempDir dir;
   const std::string input = gen_chunked(dir, "rmat", 30000, 400000, 3);
-  const CommandResult metis = run_tessera(fmt::format("partition --input {} --num-parts 3 --balance-edges --json --out "
-                                                      "{}/metis", input, dir.path()));
-  ASSERT_EQ(metis.exit_code, 0) << metis.err;
-  const CommandResult scotch = run_command(mpirun_partition(
-      3, fmt::format("--input {} --num-parts 3 --method parmetis --balance-edges --json --out {}/scotch", input,
-                     dir.path())));
-  ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
-  const nlohmann::json report = nlohmann::json::parse(scotch.out.substr(scotch.out.rfind('{')));
-  EXPECT_GT(report["folded_nodes"].get<int64_t>(), 5000);
-  EXPECT_GT(report["sampled_out_entries"].get<int64_t>(), 100000);
-  const Dataset original = read_chunked_dataset(input);
-  std::vector<PartCounts> counts;
-  ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "scotch/rmat.json", &counts));
-  std::printf("RMAT edge cut: METIS %.4f, PT-Scotch on 3 ranks %.4f; edges per part deviate %.3f\n",
-              edge_cut(metis.out), edge_cut(scotch.out), testing::max_deviation(counts, &PartCounts::edges));
-  EXPECT_LE(edge_cut(scotch.out), 1.25 * edge_cut(metis.out));
-  EXPECT_LE(testing::max_deviation(counts, &PartCounts::edges), 0.10);
+  BothWays both;
+  ASSERT_NO_FATAL_FAILURE(partition_both_ways(dir, input, "rmat", 3, "--balance-edges", &both));
+  EXPECT_GT(both.scotch_report["folded_nodes"].get<int64_t>(), 5000);
+  EXPECT_GT(both.scotch_report["sampled_out_entries"].get<int64_t>(), 100000);
+  std::printf("RMAT edge cut: METIS %.4f, PT-Scotch on 3 ranks %.4f; edges per part deviate %.3f\n", both.metis_cut,
+              both.scotch_cut, testing::max_deviation(both.counts, &PartCounts::edges));
+  EXPECT_LE(both.scotch_cut, 1.25 * both.metis_cut);
+  EXPECT_LE(testing::max_deviation(both.counts, &PartCounts::edges), 0.10);
 }
 
 // Without --balance-edges only nodes are balanced, and on RMAT about 45% of them end up placed after PT-Scotch
@@ -145,23 +155,15 @@ TEST(DistPartition, PowerLawGraphOnThreeRanksIsReducedAndStaysCloseToMetis) {
 TEST(DistPartition, PowerLawGraphBalancedOnNodesUsesTheRoomIsolatedNodesLeave) {
   TempDir dir;
   const std::string input = gen_chunked(dir, "rmat", 30000, 400000, 3);
-  const CommandResult metis =
-      run_tessera(fmt::format("partition --input {} --num-parts 3 --json --out {}/metis", input, dir.path()));
-  ASSERT_EQ(metis.exit_code, 0) << metis.err;
-  const CommandResult scotch = run_command(mpirun_partition(
-      3, fmt::format("--input {} --num-parts 3 --method parmetis --json --out {}/scotch", input, dir.path())));
-  ASSERT_EQ(scotch.exit_code, 0) << scotch.out << scotch.err;
-  const nlohmann::json report = nlohmann::json::parse(scotch.out.substr(scotch.out.rfind('{')));
-  EXPECT_GT(report["scotch_imbalance"].get<double>(), 0.2);
-  const Dataset original = read_chunked_dataset(input);
-  std::vector<PartCounts> counts;
-  ASSERT_NO_FATAL_FAILURE(testing::check_partitioned(original, dir / "scotch/rmat.json", &counts));
+  BothWays both;
+  ASSERT_NO_FATAL_FAILURE(partition_both_ways(dir, input, "rmat", 3, "", &both));
+  EXPECT_GT(both.scotch_report["scotch_imbalance"].get<double>(), 0.2);
   std::printf("RMAT edge cut balanced on nodes: METIS %.4f, PT-Scotch on 3 ranks %.4f; nodes per part deviate %.3f\n",
-              edge_cut(metis.out), edge_cut(scotch.out), testing::max_deviation(counts, &PartCounts::nodes));
-  EXPECT_LE(edge_cut(scotch.out), 1.25 * edge_cut(metis.out));
-  EXPECT_LE(testing::max_deviation(counts, &PartCounts::nodes), 0.035);
+              both.metis_cut, both.scotch_cut, testing::max_deviation(both.counts, &PartCounts::nodes));
+  EXPECT_LE(both.scotch_cut, 1.25 * both.metis_cut);
+  EXPECT_LE(testing::max_deviation(both.counts, &PartCounts::nodes), 0.035);
   // The room is bounded: no machine is left with isolated nodes only.
-  for (const PartCounts& part : counts) EXPECT_GT(part.edges, original.num_edges() / 20);
+  for (const PartCounts& part : both.counts) EXPECT_GT(part.edges, both.original.num_edges() / 20);
 }
 
 TEST(DistPartition, DryRunPrintsEachRanksMemoryAndWritesNothing) {
