@@ -583,11 +583,13 @@ TEST_F(Cluster, JobsSurviveAKilledTrainerAndServerWithTheLauncherOnItsOwnHost) {
                   killed.seconds, plain.seconds);
     }
     // The servers of both hosts wrote their own shares on their own disks.
-    if (c.model != "sage")
-      for (int host : {1, 2})
+    if (c.model != "sage") {
+      for (int host : {1, 2}) {
         EXPECT_TRUE(fs::exists(fmt::format("{}/ws/{}-server/{}/server-{}", host_dir(host), c.model,
                                            c.model == "kge" ? "checkpoint" : "checkpoints", host - 1)))
             << host;
+      }
+    }
   }
   EXPECT_EQ(leftovers_anywhere(), "");
 }

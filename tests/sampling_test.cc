@@ -109,7 +109,7 @@ TEST(Sampling, EdgesExistFanoutsHoldNoDuplicatesWithoutReplacement) {
       spec.replace = replace;
       spec.key = 7;
       sample_in_edges(g.view(), seeds.data(), g.num_nodes, spec, &s);
-      SCOPED_TRACE(testing::Message() << "fanout " << fanout << " replace " << replace);
+      SCOPED_TRACE(::testing::Message() << "fanout " << fanout << " replace " << replace);
       expect_valid(g, seeds, s, fanout, replace && fanout >= 0);
     }
   }

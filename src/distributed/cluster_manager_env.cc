@@ -19,6 +19,7 @@
 
 #include "tessera/distributed/ip_config.h"
 #include "tessera/distributed/job_env.h"
+#include "base/env.h"
 #include "io/text.h"
 #include "tessera/base/error.h"
 
@@ -31,13 +32,8 @@ struct Placement {
   std::string job;  // the manager's job id, "" when it has none
 };
 
-const char* get(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
 int get_int(const char* name, const std::string& manager) {
-  const char* value = get(name);
+  const char* value = env_value(name);
   if (value == nullptr) fail("{} started this process but {} is not set", manager, name);
   const int64_t n = parse_int(value, std::string("environment variable ") + name, "value");
   if (n < 0 || n > (1 << 24)) fail("environment variable {}={} is out of range", name, value);
@@ -75,7 +71,7 @@ constexpr BlockManager kBlockManagers[] = {
 };
 
 std::optional<Placement> detect() {
-  if (get("SLURM_PROCID") != nullptr && get("SLURM_NODEID") != nullptr) {
+  if (env_value("SLURM_PROCID") != nullptr && env_value("SLURM_NODEID") != nullptr) {
     Placement p;
     p.manager = "Slurm";
     p.rank = get_int("SLURM_PROCID", p.manager);
@@ -87,14 +83,14 @@ std::optional<Placement> detect() {
       fail("Slurm: {} tasks on {} nodes; run the same number of tasks on every node (--ntasks-per-node)", p.size,
            p.nodes);
     p.local_size = p.size / p.nodes;
-    if (const char* job = get("SLURM_JOB_ID")) {
-      const char* step = get("SLURM_STEP_ID");
+    if (const char* job = env_value("SLURM_JOB_ID")) {
+      const char* step = env_value("SLURM_STEP_ID");
       p.job = std::string("slurm") + job + "-" + (step != nullptr ? step : "0");
     }
     return p;
   }
   for (const BlockManager& m : kBlockManagers) {
-    if (get(m.rank) == nullptr) continue;
+    if (env_value(m.rank) == nullptr) continue;
     Placement p;
     p.manager = m.name;
     p.rank = get_int(m.rank, p.manager);
@@ -102,7 +98,7 @@ std::optional<Placement> detect() {
     p.local_rank = get_int(m.local_rank, p.manager);
     p.local_size = get_int(m.local_size, p.manager);
     node_from_blocks(&p);
-    if (const char* job = get(m.job)) p.job = m.job_prefix + std::string(job);
+    if (const char* job = env_value(m.job)) p.job = m.job_prefix + std::string(job);
     return p;
   }
   return std::nullopt;
@@ -116,7 +112,7 @@ std::string sanitize(const std::string& id) {
 }
 
 int optional_int(const char* name, int fallback, int min, int max) {
-  const char* value = get(name);
+  const char* value = env_value(name);
   if (value == nullptr) return fallback;
   const int64_t n = parse_int(value, std::string("environment variable ") + name, "value");
   if (n < min || n > max) fail("environment variable {}={} is outside {}..{}", name, value, min, max);
@@ -127,12 +123,12 @@ int optional_int(const char* name, int fallback, int min, int max) {
 
 JobEnv job_env_from_cluster_manager() {
   JobEnv env;
-  const char* ip_config = get("TESSERA_IP_CONFIG");
+  const char* ip_config = env_value("TESSERA_IP_CONFIG");
   if (ip_config == nullptr) return env;  // standalone
   const std::optional<Placement> placement = detect();
   if (!placement) return env;
   const Placement& p = *placement;
-  const char* part_config = get("TESSERA_PART_CONFIG");
+  const char* part_config = env_value("TESSERA_PART_CONFIG");
   if (part_config == nullptr)
     fail("{} started this process with TESSERA_IP_CONFIG but without TESSERA_PART_CONFIG (export both)", p.manager);
   env.ip_config = ip_config;
@@ -142,7 +138,7 @@ JobEnv job_env_from_cluster_manager() {
   env.timeout_s = optional_int("TESSERA_TIMEOUT_S", env.timeout_s, 1, 86400);
   env.num_machines = p.nodes;
   env.machine_id = p.node;
-  const char* job = get("TESSERA_JOB_ID");
+  const char* job = env_value("TESSERA_JOB_ID");
   env.job_id = sanitize(job != nullptr ? job : p.job);
   if (env.job_id.empty())
     fail("{} gives this job no id; export TESSERA_JOB_ID (letters, digits, '-'), the same for every process",

@@ -3,19 +3,15 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "base/env.h"
 #include "io/text.h"
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
 namespace {
 
-const char* get(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
 std::string require(const char* name) {
-  const char* value = get(name);
+  const char* value = env_value(name);
   if (value == nullptr) fail("environment variable {} is not set (the launcher sets it; see `tessera launch`)", name);
   return value;
 }
@@ -29,15 +25,15 @@ int require_int(const char* name, int min, int max) {
 
 }  // namespace
 
-int launcher_restart() { return get("TESSERA_RESTART") ? require_int("TESSERA_RESTART", 0, 1000) : 0; }
+int launcher_restart() { return env_value("TESSERA_RESTART") ? require_int("TESSERA_RESTART", 0, 1000) : 0; }
 
 void read_security_variables(JobEnv* env) {
-  const char* key_file = get("TESSERA_KEY_FILE");
+  const char* key_file = env_value("TESSERA_KEY_FILE");
   if (key_file == nullptr)
     fail("environment variable TESSERA_KEY_FILE is not set: a job's processes need its key file (`tessera launch` "
          "makes one; for srun / mpirun, make one with `tessera keygen FILE` and export TESSERA_KEY_FILE=FILE)");
   env->key_file = key_file;
-  if (const char* insecure = get("TESSERA_INSECURE")) {
+  if (const char* insecure = env_value("TESSERA_INSECURE")) {
     const std::string value = insecure;
     if (value != "0" && value != "1") fail("environment variable TESSERA_INSECURE={} is not 0 or 1", value);
     env->insecure = value == "1";
@@ -84,7 +80,7 @@ std::string JobEnv::label() const {
 
 JobEnv JobEnv::from_environment() {
   JobEnv env;
-  const char* role = get("TESSERA_ROLE");
+  const char* role = env_value("TESSERA_ROLE");
   if (role == nullptr) return job_env_from_cluster_manager();  // or standalone
   const std::string r = role;
   if (r == "server") env.role = Role::kServer;
@@ -98,7 +94,7 @@ JobEnv JobEnv::from_environment() {
   env.machine_id = require_int("TESSERA_MACHINE_ID", 0, env.num_machines - 1);
   env.num_servers = require_int("TESSERA_NUM_SERVERS", 1, 64);
   env.num_trainers = require_int("TESSERA_NUM_TRAINERS", 0, 1024);
-  if (const char* list = get("TESSERA_TRAINERS_PER_MACHINE")) {
+  if (const char* list = env_value("TESSERA_TRAINERS_PER_MACHINE")) {
     std::vector<std::string_view> fields;
     split_fields(list, ",", false, &fields);
     for (std::string_view f : fields) {
@@ -112,20 +108,20 @@ JobEnv JobEnv::from_environment() {
            "machine {}",
            list, env.num_machines, env.num_trainers, env.machine_id);
   }
-  if (get("TESSERA_NUM_SERVER_MACHINES"))
+  if (env_value("TESSERA_NUM_SERVER_MACHINES"))
     env.num_server_machines = require_int("TESSERA_NUM_SERVER_MACHINES", 1, env.num_machines);
   if (env.role == Role::kServer && !env.holds_partition(env.machine_id))
     fail("machine {} is a client (TESSERA_NUM_SERVER_MACHINES={}) and runs no servers", env.machine_id,
          env.num_server_machines);
   if (env.world_size() < 1) fail("the job has no trainers");
-  env.num_samplers = get("TESSERA_NUM_SAMPLERS") ? require_int("TESSERA_NUM_SAMPLERS", 0, 1024) : 0;
+  env.num_samplers = env_value("TESSERA_NUM_SAMPLERS") ? require_int("TESSERA_NUM_SAMPLERS", 0, 1024) : 0;
   if (env.role == Role::kServer) env.server_id = require_int("TESSERA_SERVER_ID", 0, env.num_servers - 1);
   else env.trainer_id = require_int("TESSERA_TRAINER_ID", 0, env.num_trainers - 1);
   env.ip_config = require("TESSERA_IP_CONFIG");
   env.part_config = require("TESSERA_PART_CONFIG");
   env.master_addr = require("TESSERA_MASTER_ADDR");
   env.master_port = require_int("TESSERA_MASTER_PORT", 1, 65535);
-  if (get("TESSERA_TIMEOUT_S")) env.timeout_s = require_int("TESSERA_TIMEOUT_S", 1, 86400);
+  if (env_value("TESSERA_TIMEOUT_S")) env.timeout_s = require_int("TESSERA_TIMEOUT_S", 1, 86400);
   read_security_variables(&env);
   return env;
 }

@@ -28,7 +28,7 @@ using tessera::fail;
 
 namespace {
 
-constexpr int64_t kFanout = 2;
+constexpr int64_t kHeteroFanout = 2;
 
 // New homogeneous node ID -> (type, original type-local ID).
 std::vector<std::pair<int, int64_t>> original_nodes(distributed::Context& ctx, distributed::DistGraph& g) {
@@ -75,7 +75,7 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags) {
   }
 
   sampling::SamplerOptions options;
-  options.fanouts = {kFanout};
+  options.fanouts = {kHeteroFanout};
   options.per_etype = true;
   const sampling::DistNeighborSampler sampler(*ctx, options);
   sampling::BlockBuilder builder(config.num_nodes);
@@ -104,7 +104,7 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags) {
       for (size_t k = 0; k < num_etypes; ++k) {
         if (config.etype_dst(static_cast<int>(k)) != dtype) continue;
         const auto deg = in_degree[k].find(dorig);
-        const int64_t expected = std::min<int64_t>(kFanout, deg == in_degree[k].end() ? 0 : deg->second);
+        const int64_t expected = std::min<int64_t>(kHeteroFanout, deg == in_degree[k].end() ? 0 : deg->second);
         if (taken[k] != expected)
           fail("node {} of type {} got {} edges of type {}, expected {}", dorig, config.ntypes[dtype], taken[k],
                config.etypes[k], expected);

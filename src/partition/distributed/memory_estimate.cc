@@ -14,7 +14,7 @@ namespace {
 // PT-Scotch (a 2-rank run on a 1000-node graph peaks at 174 MB per rank).
 constexpr int64_t kBaseBytes = int64_t{175} << 20;
 // All-to-all batches: 2^20 edges as IDs, messages out and in.
-constexpr int64_t kBatchBytes = (int64_t{1} << 20) * (24 + 32 + 32);
+constexpr int64_t kAllToAllBatchBytes = (int64_t{1} << 20) * (24 + 32 + 32);
 // PT-Scotch's coarsening and ghost arrays, measured as a multiple of the
 // adjacency (with edge weights) handed to it (bench/partition_scale.sh).
 constexpr double kScotchFactor = 3.0;
@@ -53,7 +53,7 @@ MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph,
   const int64_t arcs = 2 * edges;
   const int64_t chunk_bytes = largest_chunk * 16;
   // Arcs as received (16 bytes, vector growth up to 2x) beside the adjacency lists.
-  e.adjacency_bytes = kBaseBytes + kBatchBytes + chunk_bytes + arcs * 16 * 3 / 2 + arcs * 8 + nodes * 24;
+  e.adjacency_bytes = kBaseBytes + kAllToAllBatchBytes + chunk_bytes + arcs * 16 * 3 / 2 + arcs * 8 + nodes * 24;
   // PT-Scotch sees at most about kSampledDegree entries per node (hub_sampling.h).
   const int64_t scotch_arcs = std::min(arcs, nodes * kSampledDegree);
   e.partition_bytes = kBaseBytes + static_cast<int64_t>(kScotchFactor * (scotch_arcs * 16 + nodes * 24));
@@ -74,7 +74,7 @@ MemoryEstimate estimate_memory(const MpiWorld& world, const ChunkedGraph& graph,
   // Received edges (24 bytes, up to twice that while the vector grows) beside the CSC with its ID maps
   // (up to 40 bytes an edge with edge data), then the data rows.
   auto shuffle = [&](int64_t part_edges) {
-    return kBaseBytes + kBatchBytes + part_edges * 24 * 2 + part_edges * 40 + nodes * 24 + data_bytes +
+    return kBaseBytes + kAllToAllBatchBytes + part_edges * 24 * 2 + part_edges * 40 + nodes * 24 + data_bytes +
            largest_data_chunk;
   };
   e.shuffle_bytes = shuffle(edges);
