@@ -2,7 +2,7 @@
 # KGE accuracy on this machine, issue 6's targets: filtered test MRR on
 # FB15k-237 (TransE_l2, DistMult, ComplEx, RotatE) and WN18RR (RotatE),
 # standalone with 2 worker threads, each run's wall time included. The
-# hyperparameters are the README's table. Prints a table.
+# hyperparameters are the table in docs/benchmarks.md. Prints a table.
 # Usage: bench/kge_accuracy.sh [NAME...] (default: all five runs).
 # TESSERA_BIN=path runs that binary instead of building (a copy, so that a
 # rebuild during the hour of runs cannot pull it away).

@@ -130,7 +130,7 @@ TEST(Sdk, ExamplesBuildAgainstTheInstallAndTrainGatOnCora) {
   ASSERT_EQ(run_command(fmt::format("{} partition --input {} --graph-name cora --num-parts 2 --balance-train "
                                     "--out {}/p2", tessera, cora, d)).exit_code, 0);
 
-  // The README's snippet: standalone, Cora's 140 training rows.
+  // The snippet of docs/cpp-sdk.md: standalone, Cora's 140 training rows.
   const CommandResult first = run_command(fmt::format("{}/first_steps {}/p1/cora.json", examples, d));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.out.find("pulled 140 training rows of 1433 features"), std::string::npos) << first.out;

@@ -1,4 +1,4 @@
-// The README's runtime snippet as a program: open a 1-partition graph in
+// The runtime snippet of docs/cpp-sdk.md as a program: open a 1-partition graph in
 // standalone mode, take this trainer's training nodes, pull their features.
 //
 //   first_steps data/cora.json
