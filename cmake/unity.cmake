@@ -58,17 +58,13 @@ function(_tessera_uses_torch path out)
   set(${out} ${answer} PARENT_SCOPE)
 endfunction()
 
-# tessera_unity_groups(TARGET [BASE dir]): puts TARGET's .cc sources into unity
-# groups, "torch" for those that reach libtorch and their folder (relative to
-# BASE, default the current source dir) for the rest, splitting a group larger
-# than TESSERA_UNITY_MAX_FILES into even chunks.
+# tessera_unity_groups(TARGET): puts TARGET's .cc sources into unity groups,
+# "torch" for those that reach libtorch and their folder (relative to the
+# current source dir) for the rest, splitting a group larger than
+# TESSERA_UNITY_MAX_FILES into even chunks.
 function(tessera_unity_groups target)
-  cmake_parse_arguments(ARG "" "BASE" "" ${ARGN})
   if(NOT TESSERA_UNITY_BUILD)
     return()
-  endif()
-  if(NOT ARG_BASE)
-    set(ARG_BASE ${CMAKE_CURRENT_SOURCE_DIR})
   endif()
   get_target_property(sources ${target} SOURCES)
   set(groups)
@@ -82,7 +78,7 @@ function(tessera_unity_groups target)
       set(group torch)
     else()
       get_filename_component(dir ${path} DIRECTORY)
-      file(RELATIVE_PATH group ${ARG_BASE} ${dir})
+      file(RELATIVE_PATH group ${CMAKE_CURRENT_SOURCE_DIR} ${dir})
     endif()
     string(MAKE_C_IDENTIFIER "${target}_${group}" key)
     list(APPEND groups ${key})
