@@ -371,7 +371,7 @@ TEST_F(Cluster, KgeOnTwoHostsMatchesOneMachineAtEqualSteps) {
   ASSERT_EQ(on_host(0, prepare({0, 1}, dir() + "/k2/kinship.json")).exit_code, 0);
   const std::string flags =
       "--model_name DistMult --hidden_dim 128 --lr 0.1 --batch_size 256 --neg_sample_size 64 -adv --log_interval 500 "
-      "--test --max_step 2000 --force_sync_interval 50 --num_thread 1";
+      "--test --max_step 2000 --num_thread 1";
   // Means of three seeds a side (kge_train_test.cc compares means of four
   // within 0.01): Hogwild workers and asynchronous pushes make single runs
   // vary, measured 0.462-0.478 distributed and 0.465-0.482 on one machine,

@@ -71,7 +71,7 @@ void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();
   store::row_adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(),
-                          {static_cast<float>(lr_), 1e-10f}, locks_);
+                          {static_cast<float>(lr_), 1e-10f, state_weight_}, locks_);
 }
 
 torch::Tensor LocalTable::read_state() {

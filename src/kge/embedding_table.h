@@ -74,12 +74,17 @@ class LocalTable : public EmbeddingTable {
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
   // The rows in place (shared with every worker thread).
   torch::Tensor view();
+  // See AdagradParams::state_weight: a replica among `trainers` counts its
+  // own squared gradients `trainers` times.
+  void set_replicas(int trainers) { state_weight_ = static_cast<float>(trainers); }
+  float state_weight() const { return state_weight_; }
 
  private:
   int64_t dim_;
   store::LocalTensor weight_, state_;
   std::vector<uint32_t> lock_memory_;
   store::RowLocks locks_;
+  float state_weight_ = 1.0f;
 };
 
 class ServerTable : public EmbeddingTable {

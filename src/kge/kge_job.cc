@@ -156,6 +156,8 @@ void KgeJob::sync_relations() {
   torch::Tensor state = relations->read_state() - synced_relation_state_;
   ctx->collectives().all_reduce_sum(weights.data_ptr<float>(), weights.numel());
   ctx->collectives().all_reduce_sum(state.data_ptr<float>(), state.numel());
+  // Each replica counted its own squares world_size times (set_replicas).
+  state.div_(relations->state_weight());
   relations->write_all(weights.add_(synced_relations_), state.add_(synced_relation_state_));
   mark_relations_synced();
 }
@@ -213,6 +215,7 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
     torch::manual_seed(o.seed + 2);
     job.relations->view().narrow(1, d, d * d).uniform_(-1, 1);
   }
+  if (distributed) job.relations->set_replicas(job.world_size());
   job.mark_relations_synced();  // every trainer drew the same rows
   return job;
 }

@@ -36,8 +36,11 @@ struct KgeJob {
   // Brings the relation replicas together: the common point of the last
   // sync plus the sum of every trainer's change since (weights and Adagrad
   // sums), i.e. every update a shared table would have received. Averaging
-  // the replicas instead would halve each relation step, and each Adagrad
-  // sum would have counted only its own trainer's gradients.
+  // the replicas instead would halve each relation step. Between syncs a
+  // replica's Adagrad sums count its own squared gradients world_size times
+  // (its estimate of the shared sums): counted once, every trainer stepped
+  // as if alone, up to sqrt(world_size) too far, and the merged relations
+  // ended ~0.01 test MRR below one machine's on kinship.
   void sync_relations();
   // Trainer 0's relation replica (weights and Adagrad sums) everywhere.
   void broadcast_relations();

@@ -264,10 +264,8 @@ int run_kge_training(const KgeOptions& options) {
     }
     step = stop;
     log.progress("training", step, o.max_step);
-    if (job.distributed() && (step % o.force_sync_interval == 0 || step == o.max_step)) {
-      job.entities->flush();
-      job.sync_relations();
-    }
+    // Relations only: the entity push in flight stays in flight meanwhile.
+    if (job.distributed() && (step % o.force_sync_interval == 0 || step == o.max_step)) job.sync_relations();
     if (step % o.log_interval == 0 || step == o.max_step) {
       StepTimes sum;
       for (auto& s : since_log) sum.add(s);

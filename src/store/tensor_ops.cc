@@ -140,7 +140,7 @@ void row_adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t
     float squares = 0;
 #pragma omp simd reduction(+ : squares)
     for (int64_t k = 0; k < width; ++k) squares += g[k] * g[k];
-    const float state = s[rows[i]] += squares / static_cast<float>(width);
+    const float state = s[rows[i]] += p.state_weight * squares / static_cast<float>(width);
     const float scale = p.lr / (std::sqrt(state) + p.eps);
     // simd: the weights and gradients never overlap, which -O2 would not
     // vectorise on without a runtime check.

@@ -24,6 +24,10 @@ void add_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const voi
 
 struct AdagradParams {
   float lr = 0.01f, eps = 1e-10f;
+  // What one gradient's squares count for in the sum. A replica that W
+  // trainers update apart between merges counts its own W times: its
+  // expectation of the shared sum, which the merge then makes exact.
+  float state_weight = 1.0f;
 };
 struct AdamParams {
   float lr = 0.001f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;

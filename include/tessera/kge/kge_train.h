@@ -2,7 +2,7 @@
 // program. Standalone, it reads the dataset and trains --num_proc worker threads Hogwild-style on shared tables.
 // Under `tessera launch` (or with --part_config), the entity table is a DistEmbedding the servers hold and
 // update with row-wise Adagrad; each trainer samples the triples stored with its machine's partition, so most
-// rows it touches are local; relation rows are replicated per trainer and averaged every --force_sync_interval
+// rows it touches are local; relation rows are replicated per trainer and merged every --force_sync_interval
 // steps (a server process never returns from run_kge_training: it serves and exits).
 //
 // The run functions own everything they create and hold nothing afterwards; they set the process's thread
@@ -49,7 +49,7 @@ struct KgeOptions {
   int num_proc = 1, num_thread = 0;  // num_thread 0: cores / num_proc
   int num_test_proc = 0;             // evaluation runs on num_test_proc x threads per worker (0: num_proc)
   bool async_update = false;
-  int64_t force_sync_interval = 1000;
+  int64_t force_sync_interval = 10;
   uint64_t seed = 0;
   // Evaluation.
   bool valid = false, test = false;
