@@ -7,7 +7,7 @@
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
 #include "tessera/partition/partition_config.h"
-#include "tools/inspect.h"
+#include "partition/inspect.h"
 #include "test_util.h"
 
 namespace tessera {

@@ -13,7 +13,7 @@
 #include "tessera/distributed/grad_sync.h"
 #include "tessera/nn/sage.h"
 #include "test_util.h"
-#include "distributed/rendezvous.h"
+#include "job/rendezvous.h"
 #include "tessera/base/error.h"
 
 namespace tessera::nn {

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "distributed/rendezvous.h"
+#include "job/rendezvous.h"
 #include "tessera/distributed/collectives.h"
 #include "tessera/base/error.h"
 

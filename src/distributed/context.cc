@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 
 #include "tessera/distributed/ip_config.h"
-#include "distributed/job_security.h"
-#include "distributed/rendezvous.h"
-#include "distributed/server.h"
+#include "job/job_security.h"
+#include "job/rendezvous.h"
+#include "server/partition_server.h"
 #include "net/transport.h"
 #include "store/row_locks.h"
-#include "distributed/tensor_registry.h"
+#include "job/tensor_registry.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
 #include "tessera/base/threads.h"
@@ -65,7 +65,7 @@ std::unique_ptr<Context> initialize(const InitOptions& options) {
   }
   if (env.role == Role::kServer && !options.standalone) {
     std::fflush(stdout);
-    std::exit(run_server(env));
+    std::exit(server::run_server(env));
   }
   std::unique_ptr<Context> ctx(new Context());
   if (options.standalone || env.role == Role::kStandalone) {
@@ -169,7 +169,7 @@ void Context::finalize() {
   finalized_ = true;
   if (standalone()) return;
   collectives_->barrier();
-  if (rank() == 0) client_->shutdown_servers();
+  if (rank() == 0) client_->send_farewell(server::kShutdown);
   // Every trainer reports its footprint, as the servers do when they stop.
   fmt::print(stderr, "trainer {}: finished (peak RSS {:.0f} MB)\n", env_.label(), peak_rss_bytes() / 1e6);
 }

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "distributed/services.h"
+#include "server/server_state.h"
 #include "tessera/base/error.h"
 #include "tessera/distributed/context.h"
 #include "tessera/io/checkpoints.h"
@@ -17,7 +17,11 @@
 namespace tessera::distributed {
 namespace {
 
-using net::MessageType;
+// Checkpoints of the machine's rows, answered by main servers; frame 0 is
+// JSON with "dir" and "unit".
+constexpr net::RequestType kSaveCheckpoint = 18;   // iarg = number; JSON "keep", "tensors" -> reply: iarg = bytes
+constexpr net::RequestType kLoadCheckpoint = 19;   // iarg = number; JSON "tensors"
+constexpr net::RequestType kListCheckpoints = 20;  // -> reply: the intact numbers (int64), newest first
 using nlohmann::json;
 using TensorByName = std::function<store::LocalTensor&(const std::string&)>;
 
@@ -77,29 +81,34 @@ void load_rows(const TensorByName& tensor, int machine, const json& request, int
 }
 
 
-std::vector<zmq::message_t> serve_save(ServedPartition& server, net::Request& request, net::Header* reply) {
-  reply->iarg = static_cast<int64_t>(save_rows(server.tensor, server.env.machine_id, request_body(request),
+TensorByName tensors_of(server::ServerState& state) {
+  return [&state](const std::string& name) -> store::LocalTensor& { return state.tensor(name); };
+}
+
+server::Frames serve_save(server::ServerState& state, net::Request& request, net::Header* reply) {
+  reply->iarg = static_cast<int64_t>(save_rows(tensors_of(state), state.env.machine_id, request_body(request),
                                                request.header.iarg));
   return {};
 }
 
-std::vector<zmq::message_t> serve_load(ServedPartition& server, net::Request& request, net::Header*) {
-  load_rows(server.tensor, server.env.machine_id, request_body(request), request.header.iarg);
+server::Frames serve_load(server::ServerState& state, net::Request& request, net::Header*) {
+  load_rows(tensors_of(state), state.env.machine_id, request_body(request), request.header.iarg);
   return {};
 }
 
-std::vector<zmq::message_t> serve_list(ServedPartition& server, net::Request& request, net::Header* reply) {
+server::Frames serve_list(server::ServerState& state, net::Request& request, net::Header* reply) {
   const json body = request_body(request);
-  std::vector<int64_t> epochs = machine_checkpoints(body.at("dir"), body.at("unit"), server.env.machine_id).intact();
+  std::vector<int64_t> epochs = machine_checkpoints(body.at("dir"), body.at("unit"), state.env.machine_id).intact();
   net::set_shape(reply, DType::kInt64, {static_cast<int64_t>(epochs.size())});
   std::vector<zmq::message_t> frames;
   frames.push_back(net::frame_of(std::move(epochs)));
   return frames;
 }
 
-[[maybe_unused]] const bool kRegistered = register_service(MessageType::kSaveCheckpoint, serve_save) &&
-                                          register_service(MessageType::kLoadCheckpoint, serve_load) &&
-                                          register_service(MessageType::kListCheckpoints, serve_list);
+[[maybe_unused]] const bool kCheckpointServices =
+    server::partition_services().add(kSaveCheckpoint, "checkpoints: save", serve_save) &&
+    server::partition_services().add(kLoadCheckpoint, "checkpoints: load", serve_load) &&
+    server::partition_services().add(kListCheckpoints, "checkpoints: list", serve_list);
 
 // The standalone process's own tensors.
 TensorByName local_tensors(Context& ctx) {
@@ -111,7 +120,7 @@ TensorByName local_tensors(Context& ctx) {
 }
 
 // Sends `type` with `body` to every machine's main server at once; their replies.
-std::vector<net::Reply> ask_every_machine(Context& ctx, MessageType type, int64_t epoch, const json& body) {
+std::vector<net::Reply> ask_every_machine(Context& ctx, net::RequestType type, int64_t epoch, const json& body) {
   std::vector<uint64_t> requests;
   for (int m = 0; m < ctx.num_parts(); ++m) {
     net::Header h = net::make_header(type, 0, "");
@@ -130,7 +139,7 @@ uint64_t save_server_checkpoint(Context& ctx, const std::string& dir, int64_t n,
   const json request = {{"dir", dir}, {"unit", unit}, {"keep", keep}, {"tensors", tensors}};
   if (ctx.standalone()) return save_rows(local_tensors(ctx), 0, request, n);
   uint64_t bytes = 0;
-  for (const net::Reply& reply : ask_every_machine(ctx, MessageType::kSaveCheckpoint, n, request))
+  for (const net::Reply& reply : ask_every_machine(ctx, kSaveCheckpoint, n, request))
     bytes += static_cast<uint64_t>(reply.header.iarg);
   return bytes;
 }
@@ -140,7 +149,7 @@ std::vector<int64_t> intact_server_checkpoints(Context& ctx, const std::string& 
   std::vector<int64_t> common;
   bool first = true;
   for (const net::Reply& reply :
-       ask_every_machine(ctx, MessageType::kListCheckpoints, 0, {{"dir", dir}, {"unit", unit}})) {
+       ask_every_machine(ctx, kListCheckpoints, 0, {{"dir", dir}, {"unit", unit}})) {
     if (reply.frames.size() != 1 || reply.frames[0].size() % sizeof(int64_t) != 0)
       fail("listing the checkpoints in {}: a server's reply has the wrong size", dir);
     const int64_t* e = reply.frames[0].data<int64_t>();
@@ -155,7 +164,7 @@ void load_server_checkpoint(Context& ctx, const std::string& dir, int64_t n, con
                             const std::string& unit) {
   const json request = {{"dir", dir}, {"unit", unit}, {"tensors", tensors}};
   if (ctx.standalone()) return load_rows(local_tensors(ctx), 0, request, n);
-  ask_every_machine(ctx, MessageType::kLoadCheckpoint, n, request);
+  ask_every_machine(ctx, kLoadCheckpoint, n, request);
 }
 
 }  // namespace tessera::distributed

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "net/transport.h"
+#include "server/graph_service.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/base/error.h"
 
@@ -80,7 +81,7 @@ std::vector<int64_t> DistGraph::in_degrees(const std::vector<int64_t>& nodes) co
         out[positions[p][i]] = indptr[local[p][i] + 1] - indptr[local[p][i]];
       continue;
     }
-    net::Header h = net::make_header(net::MessageType::kInDegrees, 0, "");
+    net::Header h = net::make_header(server::kInDegrees, 0, "");
     net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(local[p].size())});
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(std::move(local[p])));
@@ -115,7 +116,7 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> DistGraph::find_edges(cons
     }
     std::vector<int64_t> global(local[p]);
     for (auto& e : global) e += starts[p];
-    net::Header h = net::make_header(net::MessageType::kFindEdges, 0, "");
+    net::Header h = net::make_header(server::kFindEdges, 0, "");
     net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(global.size())});
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(std::move(global)));

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "distributed/kv_client.h"
-#include "distributed/tensor_registry.h"
+#include "job/tensor_registry.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/base/error.h"
 

@@ -6,6 +6,7 @@
 
 #include "store/tensor_ops.h"
 #include "net/transport.h"
+#include "server/store_service.h"
 #include "tessera/base/error.h"
 #include "base/prefetch.h"
 
@@ -13,7 +14,6 @@ namespace tessera::distributed {
 namespace {
 
 using net::Header;
-using net::MessageType;
 
 constexpr size_t kParallelBytes = 1 << 20;
 // Size of one pull request's reply: small enough to pipeline, large enough
@@ -76,7 +76,7 @@ Array pull_whole(Context& ctx, net::Client& client, int rotation, const store::T
                  std::vector<int64_t>&& rows) {
   thread_local size_t whole_pulls = 0;
   const int64_t count = static_cast<int64_t>(rows.size());
-  Header h = net::make_header(MessageType::kPull, 0, spec.name);
+  Header h = net::make_header(server::kPull, 0, spec.name);
   net::set_shape(&h, DType::kInt64, {count});
   std::vector<zmq::message_t> frames;
   frames.push_back(net::frame_of(std::move(rows)));
@@ -144,7 +144,7 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
     const auto& rows = remote_rows[p];
     for (size_t begin = 0, k = 0; begin < rows.size(); begin += per_chunk, ++k) {
       const size_t end = std::min(rows.size(), begin + per_chunk);
-      Header h = net::make_header(MessageType::kPull, 0, spec.name);
+      Header h = net::make_header(server::kPull, 0, spec.name);
       net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(end - begin)});
       std::vector<zmq::message_t> frames;
       frames.push_back(net::frame_of(std::vector<int64_t>(rows.begin() + begin, rows.begin() + end)));
@@ -204,7 +204,7 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
       else store::assign_rows(*t, split.local_rows[p].data(), n, rows.raw());
       continue;
     }
-    Header h = net::make_header(MessageType::kPush, 0, spec.name);
+    Header h = net::make_header(server::kPush, 0, spec.name);
     net::set_shape(&h, DType::kInt64, {n});
     h.iarg = static_cast<int64_t>(mode);
     std::vector<zmq::message_t> frames;
@@ -236,7 +236,7 @@ std::vector<uint64_t> send_sparse_step(Context& ctx, const std::string& weight, 
                                weight, params, split.local_rows[p].data(), n, rows.data<float>(), ctx.local_locks());
       continue;
     }
-    Header h = net::make_header(MessageType::kSparseStep, 0, weight);
+    Header h = net::make_header(server::kSparseStep, 0, weight);
     net::set_shape(&h, DType::kInt64, {n});
     h.iarg = static_cast<int64_t>(params.kind);
     h.fargs[0] = params.lr;
@@ -267,7 +267,7 @@ void create_tensor(Context& ctx, const store::TensorSpec& spec) {
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(spec.to_json()));
     // Server 0 of each machine is its main server: it creates the segment.
-    requests.push_back(ctx.client().send(m * ctx.env().num_servers, net::make_header(MessageType::kCreate, 0, spec.name),
+    requests.push_back(ctx.client().send(m * ctx.env().num_servers, net::make_header(server::kCreate, 0, spec.name),
                                          std::move(frames)));
   }
   ctx.client().wait(requests);
@@ -280,7 +280,7 @@ void delete_tensor(Context& ctx, const std::string& name) {
   }
   std::vector<uint64_t> requests;
   for (int i = 0; i < ctx.client().num_servers(); ++i)
-    requests.push_back(ctx.client().send(i, net::make_header(MessageType::kDelete, 0, name), {}));
+    requests.push_back(ctx.client().send(i, net::make_header(server::kDelete, 0, name), {}));
   ctx.client().wait(requests);
   if (ctx.has_local_part()) ctx.local().remove(name);
 }

@@ -6,6 +6,7 @@
 
 #include "distributed/kv_client.h"
 #include "net/transport.h"
+#include "server/graph_service.h"
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
@@ -14,7 +15,7 @@ namespace {
 // The local offsets of partition `part`'s `count` nodes of largest
 // in-degree, asked of its main server.
 std::vector<int64_t> hottest_nodes(Context& ctx, int part, int64_t count) {
-  net::Header h = net::make_header(net::MessageType::kTopInDegree, 0, "");
+  net::Header h = net::make_header(server::kTopInDegree, 0, "");
   h.iarg = count;
   net::Reply reply = std::move(ctx.client().wait({ctx.client().send(ctx.server_for(part), h, {})})[0]);
   if (reply.frames.size() != 1 || reply.frames[0].size() != static_cast<size_t>(count) * sizeof(int64_t))

@@ -65,7 +65,15 @@ struct ChunkedGraph {
   int64_t total_edges() const;
 };
 
-// The split masks' names in node_data.
+// "src:rel:dst", the only spelling of an edge type the format has, split;
+// anything else fails naming `where`.
+struct EdgeTypeName {
+  std::string src, relation, dst;
+};
+EdgeTypeName split_edge_type(const std::string& canonical, const std::string& where);
+
+// The split masks' names in node_data, train / val / test.
+inline constexpr const char* kSplitMasks[] = {"train_mask", "val_mask", "test_mask"};
 bool is_split_mask(const std::string& name);
 
 // Edges of chunk `c` of edge type `k`, type-local IDs, appended to src / dst.

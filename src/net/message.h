@@ -20,31 +20,12 @@ constexpr size_t kMaxNameBytes = 128;
 constexpr int kMaxDims = 4;
 constexpr size_t kMaxFrames = 8;
 
-enum class MessageType : uint16_t {
-  kReply = 1,        // status 0: success; otherwise frame 0 is the error text
-  kPull = 2,         // frames: row ids (int64) -> reply: rows
-  kPush = 3,         // frames: row ids, rows; iarg = PushMode
-  kSparseStep = 4,   // frames: row ids, gradients; iarg = optimizer, fargs = lr, eps, beta1, beta2
-  kCreate = 5,       // frames: JSON tensor spec
-  kDelete = 6,       // name
-  kInDegrees = 7,    // frames: local node offsets -> reply: degrees (int64)
-  kFindEdges = 8,    // frames: edge ids -> reply: source ids, destination ids (int64)
-  kShutdown = 9,
-  kSample = 10,      // frames: seeds, fanout spec (int64) -> reply: counts, sources, edge IDs
-  // The rendezvous store (machine 0's main server, at the master port):
-  kStoreSet = 11,     // frames: key, value
-  kStoreGet = 12,     // frames: key -> reply: iarg 1 and the value, or iarg 0 (no such key yet)
-  kStoreAdd = 13,     // frames: key; iarg = delta -> reply: iarg = the new count
-  kStoreCheck = 14,   // frames: key -> reply: iarg 1 if it is set
-  kStoreDelete = 15,  // frames: key -> reply: iarg 1 if it was set
-  kStoreCount = 16,   // -> reply: iarg = number of keys
-  kTopInDegree = 17,  // iarg = count -> reply: local offsets (int64) of the `count` nodes of largest in-degree
-  // Checkpoints of the machine's rows (main servers; frame 0 is JSON with "dir"):
-  kSaveCheckpoint = 18,   // iarg = epoch; JSON "keep", "tensors" -> reply: iarg = bytes written
-  kLoadCheckpoint = 19,   // iarg = epoch; JSON "tensors"
-  kListCheckpoints = 20,  // -> reply: the intact epochs (int64), newest first
-};
-constexpr MessageType kLastMessageType = MessageType::kListCheckpoints;
+// What a request asks for. The transport knows no request but the reply:
+// the parts above it declare their types next to their handlers and register
+// them with a server (server/service_registry.h), which refuses a type
+// claimed twice.
+using RequestType = uint16_t;
+constexpr RequestType kReply = 1;  // status 0: success; otherwise frame 0 is the error text
 
 
 #pragma pack(push, 1)
@@ -72,13 +53,13 @@ class ProtocolError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-Header make_header(MessageType type, uint64_t request_id, const std::string& name);
+Header make_header(RequestType type, uint64_t request_id, const std::string& name);
 void set_name(Header* header, const std::string& name);
 std::string header_name(const Header& header);
 void set_shape(Header* header, DType dtype, const std::vector<int64_t>& shape);
 std::vector<int64_t> header_shape(const Header& header);
 
-// Checks magic, version, type, the name's terminator, dtype, ndim and shape
+// Checks magic, version, a non-zero type, the name's terminator, dtype, ndim and shape
 // bounds, and that the frame count matches; throws ProtocolError.
 Header decode_header(const void* data, size_t bytes, size_t payload_frames);
 

@@ -181,7 +181,7 @@ bool ServerSocket::read_one(Request* request) {
 }
 
 void ServerSocket::reply(Request& request, Header header, std::vector<zmq::message_t> frames) {
-  header.type = static_cast<uint16_t>(MessageType::kReply);
+  header.type = kReply;
   header.request_id = request.header.request_id;
   header.num_frames = static_cast<uint16_t>(frames.size());
   socket_.send(request.identity, zmq::send_flags::sndmore);
@@ -309,9 +309,9 @@ std::vector<Reply> Client::wait(const std::vector<uint64_t>& ids) {
   return replies;
 }
 
-void Client::shutdown_servers() {
+void Client::send_farewell(RequestType farewell) {
   std::vector<uint64_t> ids;
-  for (int i = 0; i < num_servers(); ++i) ids.push_back(send(i, make_header(MessageType::kShutdown, 0, ""), {}));
+  for (int i = 0; i < num_servers(); ++i) ids.push_back(send(i, make_header(farewell, 0, ""), {}));
   // A server acknowledges by its reply or by closing its connection. The two
   // reach us through different ZeroMQ pipes, so the close may be seen before
   // the reply that preceded it; either way the server is going, as asked.
@@ -320,7 +320,7 @@ void Client::shutdown_servers() {
     const int server = pending_.at(id);
     while (arrived_.count(id) == 0 && dead_[server].empty()) {
       if (std::chrono::steady_clock::now() > deadline)
-        fail_peer("server {} ({}) did not acknowledge the shutdown within {} s", servers_[server].label,
+        fail_peer("server {} ({}) did not acknowledge its farewell within {} s", servers_[server].label,
                   servers_[server].endpoint, request_timeout_s_);
       poll_once(200);
     }

@@ -107,9 +107,10 @@ class Client {
   // Waits for the replies of `ids` (in that order). An error reply, a dead
   // server or a timeout throws tessera::Error naming the server.
   std::vector<Reply> wait(const std::vector<uint64_t>& ids);
-  // Tells every server to shut down and waits for each to acknowledge; from
-  // here on their connections closing is expected, not an error.
-  void shutdown_servers();
+  // Sends every server a request of type `farewell`, one the servers answer
+  // by going away, and waits for each to acknowledge; from here
+  // on their connections closing is expected, not an error.
+  void send_farewell(RequestType farewell);
 
  private:
   void poll_once(int timeout_ms);

@@ -5,7 +5,7 @@
 
 #include "io/json_file.h"
 #include "tessera/base/error.h"
-#include "tools/inspect.h"
+#include "partition/inspect.h"
 
 namespace tessera::report {
 namespace fs = std::filesystem;

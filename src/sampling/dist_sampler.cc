@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "net/transport.h"
+#include "sampling/sample_service.h"
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
 
@@ -12,7 +13,7 @@ namespace tessera::sampling {
 namespace {
 
 using net::Header;
-using net::MessageType;
+
 
 uint64_t layer_key(uint64_t key, int layer) { return splitmix64(key + 0x9e3779b97f4a7c15ULL * (layer + 1)); }
 
@@ -120,7 +121,7 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
   std::vector<uint64_t> requests(parts, 0);
   for (int p = 0; p < parts; ++p) {
     if (p == local || group[p].empty()) continue;
-    Header h = net::make_header(MessageType::kSample, 0, weight_tensor_);
+    Header h = net::make_header(kSample, 0, weight_tensor_);
     net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(group[p].size())});
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(std::vector<int64_t>(group[p])));

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "tools/commands.h"
-#include "tools/inspect.h"
+#include "partition/inspect.h"
 
 namespace tessera {
 

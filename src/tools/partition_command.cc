@@ -9,7 +9,7 @@
 #include "base/progress.h"
 #include "launch/launch.h"
 #include "launch/ssh.h"
-#include "partition/distributed/dist_partition.h"
+#include "partition/mpi/dist_partition.h"
 #include "tessera/distributed/ip_config.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"

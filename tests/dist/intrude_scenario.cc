@@ -13,12 +13,19 @@
 #include <fmt/format.h>
 
 #include "net/security.h"
+#include "job/rendezvous_store.h"
 #include "net/transport.h"
+#include "server/partition_server.h"
+#include "server/store_service.h"
 #include "scenarios.h"
 
 namespace {
 
-using tessera::net::MessageType;
+using RequestType = tessera::net::RequestType;
+using tessera::distributed::kStoreSet;
+using tessera::server::kPull;
+using tessera::server::kPush;
+using tessera::server::kShutdown;
 
 // ZMTP 3: the peer's greeting names its security mechanism in bytes 12..31.
 std::string greeting_mechanism(const std::string& endpoint) {
@@ -58,7 +65,7 @@ const char* name_of(Credentials c) {
   return c == Credentials::kNone ? "no key" : c == Credentials::kOwnCurveKey ? "another key" : "a wrong PLAIN token";
 }
 
-bool answered(const std::string& endpoint, Credentials credentials, const std::string& server_key, MessageType type) {
+bool answered(const std::string& endpoint, Credentials credentials, const std::string& server_key, RequestType type) {
   zmq::socket_t socket(tessera::net::zmq_context(), zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, 0);
   if (credentials == Credentials::kWrongToken) {
@@ -73,12 +80,12 @@ bool answered(const std::string& endpoint, Credentials credentials, const std::s
   socket.connect(endpoint);
   tessera::net::Header h = tessera::net::make_header(type, 1, "node/_N/feat");
   std::vector<zmq::message_t> frames;
-  if (type == MessageType::kPull || type == MessageType::kPush) {
+  if (type == kPull || type == kPush) {
     tessera::net::set_shape(&h, tessera::DType::kInt64, {1});
     frames.emplace_back(8);
     std::memset(frames.back().data(), 0, 8);
-    if (type == MessageType::kPush) frames.emplace_back(64);
-  } else if (type == MessageType::kStoreSet) {
+    if (type == kPush) frames.emplace_back(64);
+  } else if (type == kStoreSet) {
     frames.emplace_back(std::string("servers_up"));
     frames.emplace_back(std::string("0"));
   }
@@ -108,7 +115,7 @@ int run_intrude(const std::map<std::string, std::string>& flags) {
   struct Attempt {
     std::string endpoint;
     Credentials credentials;
-    MessageType type;
+    RequestType type;
     bool answered = false;
   };
   std::vector<Attempt> attempts;
@@ -116,11 +123,11 @@ int run_intrude(const std::map<std::string, std::string>& flags) {
     const std::string mechanism = greeting_mechanism(endpoints[e]);
     fmt::print("intruder: {} greets with {}\n", endpoints[e], mechanism);
     not_curve += mechanism != "CURVE";
-    const std::vector<MessageType> types =
-        e == 0 ? std::vector<MessageType>{MessageType::kStoreSet}
-               : std::vector<MessageType>{MessageType::kPull, MessageType::kPush, MessageType::kShutdown};
+    const std::vector<RequestType> types =
+        e == 0 ? std::vector<RequestType>{kStoreSet}
+               : std::vector<RequestType>{kPull, kPush, kShutdown};
     for (const Credentials c : {Credentials::kNone, Credentials::kOwnCurveKey, Credentials::kWrongToken})
-      for (MessageType type : types) attempts.push_back({endpoints[e], c, type});
+      for (RequestType type : types) attempts.push_back({endpoints[e], c, type});
   }
   // All at once: each waits for an answer that should never come.
   std::vector<std::thread> threads;

@@ -5,7 +5,14 @@
 #include <memory>
 #include <string>
 
+#include "tessera/base/error.h"
 #include "tessera/distributed/context.h"
+
+// Fails with the message unless `cond` holds (scenarios check their own results).
+#define EXPECT_OR_FAIL(cond, ...)              \
+  do {                                         \
+    if (!(cond)) tessera::fail(__VA_ARGS__);   \
+  } while (0)
 
 // Joins the job, or runs standalone on --part-config when it is given.
 inline std::unique_ptr<tessera::distributed::Context> initialize_from_flags(const std::map<std::string, std::string>& flags) {
@@ -16,6 +23,10 @@ inline std::unique_ptr<tessera::distributed::Context> initialize_from_flags(cons
   }
   return tessera::distributed::initialize(init);
 }
+
+// dist_worker garbage: bad bytes and messages at a live server, which
+// answers each with an error and goes on serving.
+int run_garbage(const std::map<std::string, std::string>& flags);
 
 // dist_worker sample --data DIR --out DIR [--part-config F] [--samplers N]
 int run_sample(const std::map<std::string, std::string>& flags);
@@ -33,3 +44,8 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags);
 // Prints "intruder: N attempts, M refused; K of P ports greet without CURVE"
 // and exits 1 if any was answered or greeted without CURVE.
 int run_intrude(const std::map<std::string, std::string>& flags);
+
+// dist_worker service: calls a service registered by the test's own file
+// (service_scenario.cc) on every machine; prints "registered service
+// answered by machine M" for each.
+int run_service(const std::map<std::string, std::string>& flags);

@@ -1,4 +1,4 @@
-// The ip_config reader (distributed/ip_config.cc): every server, trainer and
+// The ip_config reader (job/ip_config.cc): every server, trainer and
 // the launcher read it; users write it by hand. Input: byte 0 picks the
 // servers per machine (1..4, as --num-servers would), the rest is the file.
 // Host names resolve through fake_resolver.h, not DNS.

@@ -15,6 +15,7 @@
 
 #include "fuzz_util.h"
 #include "net/message.h"
+#include "server/store_service.h"
 #include "tessera/store/tensor.h"
 
 namespace {
@@ -38,18 +39,18 @@ struct Reader {
   }
 };
 
-// What PartitionServer::handle and the services do with the frames before
-// they touch a partition (distributed/services.cc ids_frame, server.cc).
+// What the store service does with the frames before they touch a
+// partition (server/service_registry.cc ids_frame, server/store_service.cc).
 void check_payload(const net::Header& h, const std::vector<std::string>& frames) {
-  const auto type = static_cast<net::MessageType>(h.type);
+  const net::RequestType type = h.type;
   const std::string name = net::header_name(h);
   const std::vector<int64_t> shape = net::header_shape(h);
-  if (type == net::MessageType::kCreate && !frames.empty()) {
+  if (type == server::kCreate && !frames.empty()) {
     const store::TensorSpec spec = store::TensorSpec::from_json(frames[0]);
     (void)spec.row_elems();
     return;
   }
-  if (type == net::MessageType::kReply || frames.empty()) return;
+  if (type == net::kReply || frames.empty()) return;
   const int64_t count = h.ndim >= 1 ? h.shape[0] : 0;
   net::check_frame(frames[0].size(), DType::kInt64, count, 1, "ids");
   if (frames.size() >= 2) {

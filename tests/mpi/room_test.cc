@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "partition/distributed/periphery_fold.h"
-#include "partition/distributed/scotch_strategy.h"
+#include "partition/mpi/periphery_fold.h"
+#include "partition/mpi/scotch_strategy.h"
 
 namespace tessera {
 namespace {

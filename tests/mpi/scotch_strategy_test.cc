@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "partition/distributed/scotch_strategy.h"
+#include "partition/mpi/scotch_strategy.h"
 
 namespace tessera {
 namespace {

@@ -1,0 +1,104 @@
+#include "job/rendezvous_store.h"
+
+#include <fmt/format.h>
+
+#include "io/text.h"
+#include "net/transport.h"
+#include "server/service_registry.h"
+#include "tessera/base/error.h"
+
+namespace tessera::distributed {
+namespace {
+
+using Values = std::map<std::string, std::string>;
+using server::Frames;
+
+server::ServiceRegistry<Values>& store_services() {
+  static server::ServiceRegistry<Values> registry;
+  return registry;
+}
+
+// The request's key; a set carries its value as a second frame.
+std::string key_of(const net::Request& request, size_t frames) {
+  if (request.frames.size() != frames)
+    throw net::ProtocolError(fmt::format("store request type {} needs {} frames, got {}", request.header.type, frames,
+                                         request.frames.size()));
+  return request.frames[0].to_string();
+}
+
+Frames serve_set(Values& values, net::Request& request, net::Header*) {
+  values[key_of(request, 2)] = request.frames[1].to_string();
+  return {};
+}
+
+Frames serve_get(Values& values, net::Request& request, net::Header* reply) {
+  const auto found = values.find(key_of(request, 1));
+  reply->iarg = found != values.end();
+  Frames frames;
+  if (found != values.end()) frames.push_back(net::frame_of(found->second));
+  return frames;
+}
+
+Frames serve_add(Values& values, net::Request& request, net::Header* reply) {
+  const std::string key = key_of(request, 1);
+  const auto found = values.find(key);
+  const int64_t now =
+      (found == values.end() ? 0 : parse_int(found->second, "store key " + key, "counter")) + request.header.iarg;
+  values[key] = std::to_string(now);
+  reply->iarg = now;
+  return {};
+}
+
+Frames serve_check(Values& values, net::Request& request, net::Header* reply) {
+  reply->iarg = values.count(key_of(request, 1)) != 0;
+  return {};
+}
+
+Frames serve_delete(Values& values, net::Request& request, net::Header* reply) {
+  reply->iarg = values.erase(key_of(request, 1)) != 0;
+  return {};
+}
+
+Frames serve_count(Values& values, net::Request&, net::Header* reply) {
+  reply->iarg = static_cast<int64_t>(values.size());
+  return {};
+}
+
+[[maybe_unused]] const bool kRendezvousServices =
+    store_services().add(kStoreSet, "rendezvous: set", serve_set) &&
+    store_services().add(kStoreGet, "rendezvous: get", serve_get) &&
+    store_services().add(kStoreAdd, "rendezvous: add", serve_add) &&
+    store_services().add(kStoreCheck, "rendezvous: check", serve_check) &&
+    store_services().add(kStoreDelete, "rendezvous: delete", serve_delete) &&
+    store_services().add(kStoreCount, "rendezvous: count", serve_count);
+
+}  // namespace
+
+RendezvousStore::RendezvousStore(const std::string& endpoint, const net::Security& security)
+    : socket_(std::make_unique<net::ServerSocket>(endpoint, "the rendezvous store", security)),
+      thread_([this] { serve(); }) {}
+
+RendezvousStore::~RendezvousStore() {
+  stop_ = true;
+  thread_.join();
+}
+
+void RendezvousStore::serve() {
+  net::Request request;
+  while (!stop_) {
+    try {
+      if (!socket_->receive(&request, 100)) continue;
+      net::Header reply;
+      Frames frames = store_services().dispatch(values_, request, &reply);
+      socket_->reply(request, reply, std::move(frames));
+    } catch (const std::exception& e) {
+      try {
+        socket_->reply_error(request, fmt::format("the rendezvous store: {}", describe(e)));
+      } catch (const std::exception&) {
+        // The client is gone; the store serves the others.
+      }
+    }
+  }
+}
+
+}  // namespace tessera::distributed

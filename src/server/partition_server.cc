@@ -1,0 +1,140 @@
+#include "server/partition_server.h"
+
+#include <unistd.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "job/job_security.h"
+#include "job/rendezvous.h"
+#include "net/transport.h"
+#include "server/server_state.h"
+#include "job/tensor_registry.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
+#include "tessera/distributed/ip_config.h"
+
+namespace tessera::server {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+Frames serve_shutdown(ServerState& state, net::Request&, net::Header*) {
+  state.running = false;
+  return {};
+}
+
+[[maybe_unused]] const bool kShutdownService =
+    partition_services().add(kShutdown, "partition server: shutdown", serve_shutdown);
+
+// Joins the job: checks the partition against the ip_config, meets the
+// others at the rendezvous store (hosting it on machine 0's main server),
+// creates or maps the machine's shared row locks, binds the server's
+// socket and maps the partition. Returns the bound socket.
+std::unique_ptr<net::ServerSocket> open_partition(ServerState& state) {
+  const distributed::JobEnv& env = state.env;
+  const std::vector<distributed::MachineAddress> machines = distributed::read_ip_config(env.ip_config, env.num_servers);
+  if (static_cast<int>(machines.size()) != env.num_machines)
+    fail("{} lists {} machines but the launcher started {}", env.ip_config, machines.size(), env.num_machines);
+  if (state.config.num_parts != env.server_machines())
+    fail("{} has {} partitions but {} lists {} machines{}: partition the graph into one part per machine that holds one",
+         env.part_config, state.config.num_parts, env.ip_config, env.server_machines(),
+         env.server_machines() == env.num_machines ? "" : " holding partitions");
+  const distributed::MachineAddress& me = machines[env.machine_id];
+  const bool host = state.main() && env.machine_id == 0;
+  const net::Security security = distributed::job_security(env);
+  state.rendezvous =
+      std::make_unique<distributed::Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s, security);
+
+  const std::string main_key = distributed::segment_prefix_key(env.machine_id);
+  if (state.main()) {
+    store::remove_stale_segments();
+    state.segment_prefix = store::segment_prefix(env.job_id, env.machine_id, ::getpid());
+    state.locks_memory = store::SharedMemory::create(state.segment_prefix + "locks", store::RowLocks::kBytes);
+    state.owned_segments.names.push_back(state.locks_memory.name());
+  }
+  const std::string endpoint = fmt::format("tcp://{}:{}", me.ip, me.server_port(env.server_id));
+  auto socket = std::make_unique<net::ServerSocket>(endpoint, state.who, security);
+  state.partition = std::make_unique<store::PartitionStore>(state.config, state.book, env.machine_id);
+  if (state.main()) {
+    state.rendezvous->set(main_key, state.segment_prefix);
+    // The partition's own arrays (features, labels, masks) are read from its
+    // files, not shared memory; their specs are published all the same, so
+    // that trainers on client machines, which hold no partition, can open them.
+    for (const std::string& name : state.partition->names())
+      distributed::publish_tensor(*state.rendezvous, env.machine_id, state.partition->get(name));
+  } else {
+    state.segment_prefix = state.rendezvous->get(main_key);
+    state.locks_memory = store::SharedMemory::attach(state.segment_prefix + "locks");
+  }
+  state.locks = store::RowLocks(state.locks_memory.data());
+  state.rendezvous->set(fmt::format("server/{}/{}", env.machine_id, env.server_id), endpoint);
+  state.rendezvous->add("servers_up", 1);
+  fmt::print(stderr, "{}: serving partition {} ({} nodes, {} in-edges) at {}\n", state.who, env.machine_id,
+             state.partition->num_nodes(), state.partition->indices().rows(), endpoint);
+  return socket;
+}
+
+// Serves requests until a trainer sends shutdown or a signal comes.
+void serve(ServerState& state, net::ServerSocket& socket) {
+  net::Request request;
+  while (state.running && !g_stop) {
+    if (!socket.receive(&request, 200)) continue;
+    try {
+      net::Header reply;
+      Frames frames = partition_services().dispatch(state, request, &reply);
+      socket.reply(request, reply, std::move(frames));
+    } catch (const std::exception& e) {
+      // A bad request (unknown tensor, row out of range, malformed frames)
+      // fails alone: the client gets the reason, the server keeps serving.
+      socket.reply_error(request, fmt::format("{}: {}", state.who, describe(e)));
+    }
+  }
+}
+
+}  // namespace
+
+ServiceRegistry<ServerState>& partition_services() {
+  static ServiceRegistry<ServerState> registry;
+  return registry;
+}
+
+OwnedSegments::~OwnedSegments() {
+  for (const std::string& name : names) ::shm_unlink(name.c_str());
+}
+
+void OwnedSegments::forget(const std::string& name) { names.erase(std::remove(names.begin(), names.end(), name), names.end()); }
+
+ServerState::ServerState(const distributed::JobEnv& job_env)
+    : env(job_env), who("server " + job_env.label()), config(PartitionConfig::load(job_env.part_config)), book(config) {}
+
+store::LocalTensor& ServerState::tensor(const std::string& name) {
+  store::LocalTensor* t = distributed::resolve_tensor(*partition, rendezvous.get(), env.machine_id, name);
+  if (t == nullptr) fail("partition {} has no tensor named '{}'", env.machine_id, name);
+  return *t;
+}
+
+int run_server(const distributed::JobEnv& env) {
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  try {
+    request_types().check();
+    ServerState state(env);
+    const std::unique_ptr<net::ServerSocket> socket = open_partition(state);
+    serve(state, *socket);
+    fmt::print(stderr, "server {}: shut down (peak RSS {:.0f} MB)\n", env.label(), peak_rss_bytes() / 1e6);
+    return g_stop ? 143 : 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "server {}: error: {}\n", env.label(), describe(e));
+    return 1;
+  }
+}
+
+}  // namespace tessera::server
