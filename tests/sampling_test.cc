@@ -13,6 +13,8 @@
 #include "net/transport.h"
 #include "tessera/sampling/block_builder.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "tessera/sampling/fanouts.h"
+#include "tools/flag_types.h"
 #include "tessera/sampling/neighbor_sampler.h"
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
@@ -324,16 +326,26 @@ TEST(Sampling, PerEdgeTypeFanoutsHoldPerType) {
 }
 
 TEST(Sampling, FanoutFlagParsesLikeDgl) {
-  EXPECT_EQ(parse_fanouts("10,25", "--fan-out"), (std::vector<int64_t>{10, 25}));
-  EXPECT_EQ(parse_fanouts("-1", "--fan-out"), (std::vector<int64_t>{-1}));
+  EXPECT_EQ(tools::parse_fanouts("10,25", "--fan-out").values, (std::vector<int64_t>{10, 25}));
+  EXPECT_EQ(tools::parse_fanouts("-1", "--fan-out").values, (std::vector<int64_t>{-1}));
   try {
-    parse_fanouts("10,x", "--fan-out");
+    tools::parse_fanouts("10,x", "--fan-out");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--fan-out '10,x': entry 'x'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(parse_fanouts("10,", "--fan-out"), Error);
-  EXPECT_THROW(parse_fanouts("-2", "--fan-out"), Error);
+  EXPECT_THROW(tools::parse_fanouts("10,", "--fan-out"), Error);
+  EXPECT_THROW(tools::parse_fanouts("-2", "--fan-out"), Error);
+  // Per layer: one value stands for every layer; otherwise one per layer.
+  EXPECT_EQ(Fanouts{5}.for_layers(3, "--fanout"), (std::vector<int64_t>{5, 5, 5}));
+  EXPECT_EQ((Fanouts{10, 25}).for_layers(2, "--fanout"), (std::vector<int64_t>{10, 25}));
+  try {
+    (Fanouts{10, 25}).for_layers(3, "--fanout");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--fanout '10,25' gives 2 fanouts for 3 layers"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ((Fanouts{10, -1}).to_string(), "10,-1");
 }
 
 }  // namespace

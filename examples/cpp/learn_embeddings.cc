@@ -17,7 +17,7 @@
 #include <tessera/distributed/node_split.h>
 #include <tessera/nn/sage.h>
 #include <tessera/sampling/data_loader.h>
-#include <tessera/train/node_train_flags.h>
+#include <tessera/train/command_line.h>
 #include <tessera/train/trainer.h>
 
 namespace td = tessera::distributed;
@@ -25,15 +25,15 @@ namespace ts = tessera::sampling;
 namespace tt = tessera::train;
 
 int main(int argc, char** argv) {
-  CLI::App app("learn node embeddings jointly with GraphSAGE on a featureless graph");
-  tt::NodeTrainOptions o(10, "10,10", "", 256, 1000, 1, 0.01, 0.2);
+  tt::CommandLine app("learn node embeddings jointly with GraphSAGE on a featureless graph");
+  tt::NodeTrainOptions o(10, {10, 10}, {}, 256, 1000, 1, 0.01, 0.2);
   o.num_hidden = 64, o.log_every = 1000;
   int64_t dim = 64;
   double sparse_lr = 0.05;
-  tt::add_node_train_flags(&app, o, "embeddings");  // the command line of `tessera train sage`
-  app.add_option("--embedding-dim", dim, "width of the learned rows (default 64)");
-  app.add_option("--sparse-lr", sparse_lr, "SparseAdam's learning rate on the rows (default 0.05)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_node_train_flags(&o, "embeddings");  // the command line of `tessera train sage`
+  app.add_option("--embedding-dim", &dim, "width of the learned rows (default 64)");
+  app.add_option("--sparse-lr", &sparse_lr, "SparseAdam's learning rate on the rows (default 0.05)");
+  if (const int code = app.parse(argc, argv); code >= 0) return code;
 
   try {
     std::vector<int64_t> fanouts, eval_fanouts;

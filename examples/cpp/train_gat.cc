@@ -15,7 +15,7 @@
 #include <tessera/distributed/dist_graph.h>
 #include <tessera/distributed/node_split.h>
 #include <tessera/sampling/data_loader.h>
-#include <tessera/train/node_train_flags.h>
+#include <tessera/train/command_line.h>
 #include <tessera/train/trainer.h>
 
 namespace ts = tessera::sampling;
@@ -88,14 +88,14 @@ struct GatImpl : torch::nn::Module {
 TORCH_MODULE(Gat);
 
 int main(int argc, char** argv) {
-  CLI::App app("GAT node classification on a partitioned graph");
+  tt::CommandLine app("GAT node classification on a partitioned graph");
   // DGL's GAT on Cora: 200 epochs, all neighbours, lr 0.005, dropout 0.6, 8 heads of 8 units, L2 5e-4.
-  tt::NodeTrainOptions o(200, "-1", "", 1000, 1000, 50, 0.005, 0.6);
+  tt::NodeTrainOptions o(200, {-1}, {}, 1000, 1000, 50, 0.005, 0.6);
   o.num_hidden = 8, o.weight_decay = 5e-4, o.log_every = 1000;
   int64_t heads = 8;
-  tt::add_node_train_flags(&app, o, "gat");  // the command line of `tessera train sage`
-  app.add_option("--num-heads", heads, "attention heads of the hidden layer (default 8)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_node_train_flags(&o, "gat");  // the command line of `tessera train sage`
+  app.add_option("--num-heads", &heads, "attention heads of the hidden layer (default 8)");
+  if (const int code = app.parse(argc, argv); code >= 0) return code;
 
   try {
     std::vector<int64_t> fanouts, eval_fanouts;

@@ -1,4 +1,4 @@
-// The extension tessera._C: one binding file per part of the C++ library (distributed, sampling, nn), as
+// The extension tessera._C: one binding file per part of the C++ library (distributed, partition book, sampling, nn), as
 // Marius's bindings are laid out. The Python layer above it is thin: it converts arguments, releases the GIL
 // around pulls, pushes and sampling, and hands tensors across without copies.
 #pragma once
@@ -18,5 +18,6 @@ distributed::Context& context();
 void bind_distributed(py::module_& m);
 void bind_sampling(py::module_& m);
 void bind_nn(py::module_& m);
+void bind_partition_book(py::module_& m);
 
 }  // namespace tessera::python

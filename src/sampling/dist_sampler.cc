@@ -19,23 +19,6 @@ uint64_t layer_key(uint64_t key, int layer) { return splitmix64(key + 0x9e3779b9
 
 }  // namespace
 
-std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& flag) {
-  std::vector<int64_t> fanouts;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(begin, end - begin);
-    char* stop = nullptr;
-    const long long value = std::strtoll(item.c_str(), &stop, 10);
-    if (item.empty() || *stop != '\0' || value < -1)
-      fail("{} '{}': entry '{}' is not a fanout (a count >= 0, or -1 for all neighbours)", flag, text, item);
-    fanouts.push_back(value);
-    begin = end + 1;
-  }
-  return fanouts;
-}
-
 std::vector<int64_t> encode_fanout(const FanoutSpec& spec) {
   int64_t key;
   std::memcpy(&key, &spec.key, sizeof key);

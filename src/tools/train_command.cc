@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/train/node_train_flags.h"
+#include "tools/node_train_flags.h"
 #include "tessera/train/rgcn_train.h"
 #include "tessera/train/sage_train.h"
 #include "tools/commands.h"
@@ -24,7 +24,7 @@ void run_trainer(const Options& o, int (*run)(const Options&)) {
 void add_sage(CLI::App& train) {
   auto o = std::make_shared<train::SageTrainOptions>();
   CLI::App* cmd = train.add_subcommand("sage", "GraphSAGE node classification (DistDGL's graphsage example)");
-  train::add_node_train_flags(cmd, *o, "sage");
+  tools::add_node_train_flags(cmd, *o, "sage");
   cmd->add_option("--aggregator", o->aggregator, "mean (default) or gcn");
   cmd->add_flag("--replace", o->replace, "sample neighbours with replacement");
   cmd->add_option("--cache-remote-features,--cache_remote_features", o->cache_remote_features,
@@ -41,7 +41,7 @@ void add_rgcn(CLI::App& train) {
   auto ignored_flag = std::make_shared<bool>(false);
   CLI::App* cmd = train.add_subcommand(
       "rgcn", "R-GCN entity classification on a heterogeneous graph (DistDGL's rgcn example, ogbn-mag)");
-  train::add_node_train_flags(cmd, *o, "rgcn");
+  tools::add_node_train_flags(cmd, *o, "rgcn");
   cmd->add_option("--dataset", o->dataset, "dataset name (informational, as in DGL)");
   cmd->add_option("--predict-category,--predict_category", o->predict_category,
                   "the labelled node type (default: the only one with labels)");

@@ -187,7 +187,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        "({}), {} sampler threads; {} relations, {} bases, {} hidden x{}, {} classes; embeddings for "
                        "{} of {} node types",
                        config.graph_name, ctx->world_size(), total_train, category, train_ids.size(), steps,
-                       o.batch_size, o.fanout, o.fanout_mode, lo.num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
+                       o.batch_size, o.fanout.to_string(), o.fanout_mode, lo.num_samplers, mo.num_rels, mo.num_bases, mo.hidden,
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
   EpochLoopOptions loop_options{o.num_epochs, o.log_every, o.eval_every};

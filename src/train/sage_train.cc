@@ -83,7 +83,7 @@ int run_sage_training(const SageTrainOptions& o) {
 
   log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fanout {}, "
                        "{} sampler threads, model {} -> {} x{} -> {} classes",
-                       ctx->config().graph_name, ctx->world_size(), total_train, split.train.size(), steps, o.batch_size, o.fanout, lo.num_samplers, mo.in_feats, mo.hidden,
+                       ctx->config().graph_name, ctx->world_size(), total_train, split.train.size(), steps, o.batch_size, o.fanout.to_string(), lo.num_samplers, mo.in_feats, mo.hidden,
                        mo.num_layers, mo.num_classes));
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers.

@@ -222,7 +222,7 @@ std::string out_dir_or_default(const std::string& given, const std::string& fall
 nlohmann::json to_json(const NodeTrainOptions& o) {
   return {{"graph_name", o.graph_name}, {"ip_config", o.ip_config},   {"part_config", o.part_config},
           {"standalone", o.standalone}, {"num_epochs", o.num_epochs}, {"num_hidden", o.num_hidden},
-          {"num_layers", o.num_layers}, {"fanout", o.fanout},         {"eval_fanout", o.eval_fanout},
+          {"num_layers", o.num_layers}, {"fanout", o.fanout.to_string()}, {"eval_fanout", o.eval_fanout.to_string()},
           {"batch_size", o.batch_size}, {"eval_batch_size", o.eval_batch_size}, {"log_every", o.log_every},
           {"eval_every", o.eval_every}, {"lr", o.lr},                 {"dropout", o.dropout},
           {"weight_decay", o.weight_decay}, {"num_samplers", o.num_samplers}, {"seed", o.seed},
@@ -259,8 +259,8 @@ void validate(const NodeTrainOptions& o, std::vector<int64_t>* fanouts, std::vec
   if (o.num_hidden < 1) fail("--num-hidden must be at least 1 (got {})", o.num_hidden);
   if (o.batch_size < 1) fail("--batch-size must be at least 1 (got {})", o.batch_size);
   if (o.eval_batch_size < 1) fail("--eval-batch-size must be at least 1 (got {})", o.eval_batch_size);
-  *fanouts = layer_fanouts(o.fanout, o.num_layers, "--fanout");
-  *eval_fanouts = layer_fanouts(o.eval_fanout.empty() ? o.fanout : o.eval_fanout, o.num_layers, "--eval-fanout");
+  *fanouts = o.fanout.for_layers(o.num_layers, "--fanout");
+  *eval_fanouts = (o.eval_fanout.empty() ? o.fanout : o.eval_fanout).for_layers(o.num_layers, "--eval-fanout");
 }
 
 std::unique_ptr<distributed::Context> join_job(const NodeTrainOptions& o) {
@@ -280,14 +280,6 @@ void warn_if_unreachable(const distributed::Context& ctx, const std::string& cat
   if (ctx.rank() != 0) return;
   for (const std::string& ntype : ctx.config().labelled_types_without_in_edges())
     if (ntype == category) fmt::print(stderr, "{}\n", PartitionConfig::without_in_edges_warning(ntype));
-}
-
-std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag) {
-  std::vector<int64_t> f = sampling::parse_fanouts(text, flag);
-  if (f.size() == 1) f.assign(layers, f[0]);
-  if (static_cast<int>(f.size()) != layers)
-    fail("{} '{}' gives {} fanouts for {} layers", flag, text, f.size(), layers);
-  return f;
 }
 
 int64_t count_classes(distributed::Context& ctx, const std::string& label_name) {

@@ -31,9 +31,6 @@ struct SamplerOptions {
   bool per_etype = false;
 };
 
-// Parses "10,25" (DGL's --fan-out); errors name the flag and the bad entry.
-std::vector<int64_t> parse_fanouts(const std::string& text, const std::string& flag);
-
 // What a kSample request carries besides its seeds.
 std::vector<int64_t> encode_fanout(const FanoutSpec& spec);
 FanoutSpec decode_fanout(const int64_t* values, size_t count);

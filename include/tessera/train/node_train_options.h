@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "tessera/sampling/fanouts.h"
 #include "tessera/train/checkpoint.h"
 
 namespace tessera::train {
@@ -18,7 +19,7 @@ namespace tessera::train {
 struct NodeTrainOptions {
   NodeTrainOptions() = default;
   // The defaults that differ from one trainer to the next.
-  NodeTrainOptions(int epochs, std::string fanout_, std::string eval_fanout_, int64_t batch, int64_t eval_batch,
+  NodeTrainOptions(int epochs, sampling::Fanouts fanout_, sampling::Fanouts eval_fanout_, int64_t batch, int64_t eval_batch,
                    int eval_every_, double lr_, double dropout_)
       : num_epochs(epochs), fanout(std::move(fanout_)), eval_fanout(std::move(eval_fanout_)), batch_size(batch),
         eval_batch_size(eval_batch), eval_every(eval_every_), lr(lr_), dropout(dropout_) {}
@@ -30,8 +31,8 @@ struct NodeTrainOptions {
   int num_epochs = 1;                  // --num-epochs
   int64_t num_hidden = 16;             // --num-hidden
   int num_layers = 2;                  // --num-layers
-  std::string fanout = "10,25";        // --fanout: per layer, input layer first; one value for all
-  std::string eval_fanout;             // --eval-fanout: "" means --fanout
+  sampling::Fanouts fanout{10, 25};    // --fanout: per layer, input layer first; one value for all
+  sampling::Fanouts eval_fanout;       // --eval-fanout: empty means --fanout
   int64_t batch_size = 1000;           // --batch-size
   int64_t eval_batch_size = 10000;     // --eval-batch-size
   int log_every = 20;                  // --log-every: steps between progress lines

@@ -27,7 +27,7 @@ struct RgcnTrainOptions : NodeTrainOptions {
   bool self_loop = false;
   bool layer_norm = false;
   // DGL's rgcn example: 3 epochs, fanout 4,4 (also at evaluation), batch 100, ...
-  RgcnTrainOptions() : NodeTrainOptions(3, "4,4", "", 100, 128, 1, 0.01, 0) {}
+  RgcnTrainOptions() : NodeTrainOptions(3, {4, 4}, {}, 100, 128, 1, 0.01, 0) {}
 };
 
 // Runs the job; returns the process exit code. Errors throw tessera::Error.

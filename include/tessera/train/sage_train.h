@@ -24,7 +24,7 @@ struct SageTrainOptions : NodeTrainOptions {
   double cache_remote_features = 0.25;
   int64_t feature_cache_mb = 1024;  // --feature-cache-mb: the cache's cap per trainer
   // DGL's graphsage example: 20 epochs, fanout 10,25, all neighbours at evaluation, ...
-  SageTrainOptions() : NodeTrainOptions(20, "10,25", "-1", 1000, 10000, 5, 0.003, 0.5) {}
+  SageTrainOptions() : NodeTrainOptions(20, {10, 25}, {-1}, 1000, 10000, 5, 0.003, 0.5) {}
 };
 
 // Runs the job; returns the process exit code. Errors throw tessera::Error.

@@ -163,9 +163,6 @@ double accuracy(distributed::Context& ctx, torch::nn::Module& model, const sampl
                 const std::vector<int64_t>& ids, sampling::LoaderOptions options,
                 const std::function<torch::Tensor(const sampling::MiniBatch&)>& logits);
 
-// --fan-out style flag for `layers` layers; one value applies to all.
-std::vector<int64_t> layer_fanouts(const std::string& text, int layers, const char* flag);
-
 // 1 + the largest label of `label_name` (int64 node data) over all trainers.
 int64_t count_classes(distributed::Context& ctx, const std::string& label_name);
 

@@ -131,12 +131,12 @@ class DistGraph(TypesOfBook):
     def num_nodes(self, ntype=None):
         if ntype is None:
             return int(self._info["num_nodes"])
-        return self._book._nodes[self._book._ntype_id(ntype)].size
+        return self._book.num_nodes(ntype)
 
     def num_edges(self, etype=None):
         if etype is None:
             return int(self._info["num_edges"])
-        return self._book._edges[self._book._etype_id(etype)].size
+        return self._book.num_edges(etype)
 
     number_of_nodes = num_nodes
     number_of_edges = num_edges

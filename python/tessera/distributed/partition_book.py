@@ -1,10 +1,12 @@
 """Which partition owns which node and edge: dgl.distributed's RangePartitionBook and partition policies.
 
-After Tessera's reshuffle every partition owns one contiguous range of homogeneous IDs per type, so the book is
-a few range boundaries per type (from the partition config's node_map / edge_map) and every query is a
-searchsorted over them.
+The book itself is the C++ core's (``_C.PartitionBook``, the one every server and trainer uses): after
+Tessera's reshuffle every partition owns one contiguous range of IDs per type, and each query is a binary
+search over those ranges, run over the whole ID tensor in C++.
 """
 import torch
+
+from .. import _C
 
 DEFAULT_NTYPE = "_N"
 DEFAULT_ETYPE = ("_N", "_E", "_N")
@@ -19,31 +21,14 @@ def _as_ids(ids):
     return ids.to(torch.int64)
 
 
-class _TypeRanges:
-    """One type's ranges: partition p owns homogeneous IDs [first[p], last[p]) and type-local IDs
-    [starts[p], starts[p+1])."""
-
-    def __init__(self, ranges):
-        self.first = torch.tensor([r[0] for r in ranges], dtype=torch.int64)
-        self.last = torch.tensor([r[1] for r in ranges], dtype=torch.int64)
-        sizes = self.last - self.first
-        self.starts = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)])
-
-    @property
-    def size(self):
-        return int(self.starts[-1])
-
-    def owner_of_local(self, ids, what):
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.size):
-            bad = ids[(ids < 0) | (ids >= self.size)][0]
-            raise IndexError(f"{what} ID {int(bad)} is outside 0..{self.size - 1}")
-        return torch.searchsorted(self.starts, ids, right=True) - 1
+def _type_size(ranges):
+    return sum(last - first for first, last in ranges)
 
 
 def policy_sizes(info):
     """[("node:<ntype>" | "edge:<etype>", rows)] of every node type, then every edge type."""
-    return ([(f"node:{t}", _TypeRanges(r).size) for t, r in zip(info["ntypes"], info["node_map"])] +
-            [(f"edge:{t}", _TypeRanges(r).size) for t, r in zip(info["etypes"], info["edge_map"])])
+    return ([(f"node:{t}", _type_size(r)) for t, r in zip(info["ntypes"], info["node_map"])] +
+            [(f"edge:{t}", _type_size(r)) for t, r in zip(info["etypes"], info["edge_map"])])
 
 
 class TypesOfBook:
@@ -73,25 +58,16 @@ class TypesOfBook:
 
 
 class GraphPartitionBook:
-    """DGL's RangePartitionBook over a Tessera partition config (as the C++ core read it)."""
+    """DGL's RangePartitionBook over a Tessera partition config: the C++ core's PartitionBook (``_C``) answers
+    every ownership and ID-mapping query over whole tensors; this class keeps DGL's names and arguments."""
 
-    def __init__(self, info):
+    def __init__(self, info, book=None):
         self._info = info
+        self._c = book if book is not None else (_C.PartitionBook.of_job() if _C.is_initialized()
+                                                 else _C.PartitionBook(info["part_config"]))
         self._partid = info["local_part"] if info["local_part"] >= 0 else info["machine_id"]
         self._ntypes = list(info["ntypes"])
         self._canonical = [tuple(e.split(":")) for e in info["etypes"]]
-        self._nodes = [_TypeRanges(r) for r in info["node_map"]]
-        self._edges = [_TypeRanges(r) for r in info["edge_map"]]
-        # Homogeneous order is partition-major, type-minor: range k = (part, type).
-        firsts, types = [], []
-        for p in range(info["num_parts"]):
-            for t, ranges in enumerate(self._nodes):
-                firsts.append(int(ranges.first[p]))
-                types.append(t)
-        order = sorted(range(len(firsts)), key=lambda k: firsts[k])
-        self._homo_first = torch.tensor([firsts[k] for k in order], dtype=torch.int64)
-        self._homo_type = torch.tensor([types[k] for k in order], dtype=torch.int64)
-        self._homo_part = torch.tensor([k // len(self._nodes) for k in order], dtype=torch.int64)
 
     # --- DGL's attributes ---
     @property
@@ -99,7 +75,7 @@ class GraphPartitionBook:
         return self._partid
 
     def num_partitions(self):
-        return self._info["num_parts"]
+        return self._c.num_parts
 
     @property
     def ntypes(self):
@@ -114,9 +90,11 @@ class GraphPartitionBook:
         return list(self._canonical)
 
     def metadata(self):
+        node_starts = [self._c.starts(self._node_policy(t)) for t in range(len(self._ntypes))]
+        edge_starts = [self._c.starts(self._edge_policy(k)) for k in range(len(self._canonical))]
         return [{"machine_id": p,
-                 "num_nodes": sum(int(r.last[p] - r.first[p]) for r in self._nodes),
-                 "num_edges": sum(int(r.last[p] - r.first[p]) for r in self._edges)}
+                 "num_nodes": sum(s[p + 1] - s[p] for s in node_starts),
+                 "num_edges": sum(s[p + 1] - s[p] for s in edge_starts)}
                 for p in range(self.num_partitions())]
 
     def _ntype_id(self, ntype):
@@ -139,54 +117,60 @@ class GraphPartitionBook:
                            f"give a canonical (src, rel, dst) tuple")
         return matches[0]
 
+    def _node_policy(self, ntype_id):
+        return "node:" + self._ntypes[ntype_id]
+
+    def _edge_policy(self, etype_id):
+        return "edge:" + ":".join(self._canonical[etype_id])
+
     def _homogeneous(self):
         return len(self._ntypes) == 1
+
+    def num_nodes(self, ntype=DEFAULT_NTYPE):
+        return self._c.starts(self._node_policy(self._ntype_id(ntype)))[-1]
+
+    def num_edges(self, etype=DEFAULT_ETYPE):
+        return self._c.starts(self._edge_policy(self._etype_id(etype)))[-1]
 
     def nid2partid(self, nids, ntype=DEFAULT_NTYPE):
         """Owning partition of node IDs (type-local IDs of `ntype`; homogeneous IDs on a graph with one type)."""
         ids = _as_ids(nids)
         if ntype == DEFAULT_NTYPE and not self._homogeneous():
-            return self._homo_part[self._homo_range(ids)]
-        return self._nodes[self._ntype_id(ntype)].owner_of_local(ids, "node")
+            return self._c.split_homogeneous(ids)[2]
+        return self._c.owners(self._node_policy(self._ntype_id(ntype)), ids, "node")
 
     def eid2partid(self, eids, etype=DEFAULT_ETYPE):
-        return self._edges[self._etype_id(etype)].owner_of_local(_as_ids(eids), "edge")
+        return self._c.owners(self._edge_policy(self._etype_id(etype)), _as_ids(eids), "edge")
 
     def partid2nids(self, partid, ntype=DEFAULT_NTYPE):
         """The node IDs partition `partid` owns (type-local IDs of `ntype`)."""
         self._check_part(partid)
         if ntype == DEFAULT_NTYPE and not self._homogeneous():
-            return torch.cat([torch.arange(int(r.first[partid]), int(r.last[partid])) for r in self._nodes])
-        r = self._nodes[self._ntype_id(ntype)]
-        return torch.arange(int(r.starts[partid]), int(r.starts[partid + 1]), dtype=torch.int64)
+            parts = []
+            for t in range(len(self._ntypes)):
+                starts = self._c.starts(self._node_policy(t))
+                first = self._c.homogeneous_first(t)[partid]
+                parts.append(torch.arange(first, first + starts[partid + 1] - starts[partid], dtype=torch.int64))
+            return torch.cat(parts)
+        starts = self._c.starts(self._node_policy(self._ntype_id(ntype)))
+        return torch.arange(starts[partid], starts[partid + 1], dtype=torch.int64)
 
     def partid2eids(self, partid, etype=DEFAULT_ETYPE):
         self._check_part(partid)
-        r = self._edges[self._etype_id(etype)]
-        return torch.arange(int(r.starts[partid]), int(r.starts[partid + 1]), dtype=torch.int64)
+        starts = self._c.starts(self._edge_policy(self._etype_id(etype)))
+        return torch.arange(starts[partid], starts[partid + 1], dtype=torch.int64)
 
     def nid2localnid(self, nids, partid, ntype=DEFAULT_NTYPE):
         self._check_part(partid)
-        r = self._nodes[self._ntype_id(ntype)]
-        return _as_ids(nids) - r.starts[partid]
+        return _as_ids(nids) - self._c.starts(self._node_policy(self._ntype_id(ntype)))[partid]
 
     def map_to_per_ntype(self, ids):
         """Homogeneous node IDs -> (node type IDs, type-local IDs)."""
-        ids = _as_ids(ids)
-        k = self._homo_range(ids)
-        types = self._homo_type[k]
-        parts = self._homo_part[k]
-        local = torch.empty_like(ids)
-        for t, r in enumerate(self._nodes):
-            sel = types == t
-            local[sel] = ids[sel] - r.first[parts[sel]] + r.starts[parts[sel]]
+        types, local, _ = self._c.split_homogeneous(_as_ids(ids))
         return types, local
 
     def map_to_homo_nid(self, ids, ntype):
-        ids = _as_ids(ids)
-        r = self._nodes[self._ntype_id(ntype)]
-        parts = r.owner_of_local(ids, "node")
-        return ids - r.starts[parts] + r.first[parts]
+        return self._c.homogeneous(self._ntype_id(ntype), _as_ids(ids))
 
     def map_to_per_etype(self, ids):
         """Edge IDs of a graph with one edge type -> (edge type IDs, IDs)."""
@@ -196,22 +180,15 @@ class GraphPartitionBook:
                                       "are already per type")
         return torch.zeros_like(ids), ids
 
-    def _homo_range(self, ids):
-        size = int(self._info["num_nodes"])
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
-            bad = ids[(ids < 0) | (ids >= size)][0]
-            raise IndexError(f"node ID {int(bad)} is outside 0..{size - 1}")
-        return torch.searchsorted(self._homo_first, ids, right=True) - 1
-
     def _check_part(self, partid):
         if not 0 <= int(partid) < self.num_partitions():
             raise IndexError(f"partition {partid} is outside 0..{self.num_partitions() - 1}")
 
     def get_node_policy(self, ntype=DEFAULT_NTYPE):
-        return PartitionPolicy("node:" + self._ntypes[self._ntype_id(ntype)], self)
+        return PartitionPolicy(self._node_policy(self._ntype_id(ntype)), self)
 
     def get_edge_policy(self, etype=DEFAULT_ETYPE):
-        return PartitionPolicy("edge:" + ":".join(self._canonical[self._etype_id(etype)]), self)
+        return PartitionPolicy(self._edge_policy(self._etype_id(etype)), self)
 
 
 RangePartitionBook = GraphPartitionBook

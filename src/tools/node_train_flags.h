@@ -1,6 +1,6 @@
 // The command line of NodeTrainOptions for CLI11 (Debian's libcli11-dev):
-// the flags of `tessera train sage` / `tessera train rgcn`, for any program
-// that wants them (examples/cpp use it). Header-only.
+// the flags of `tessera train sage` / `tessera train rgcn`, and through
+// tessera/train/command_line.h of any program on the SDK. Internal header.
 //
 // Contract: add_node_train_flags() registers options that write into `o`
 // when the app parses, so `o` must outlive the parse; defaults shown in
@@ -15,11 +15,12 @@
 #include <fmt/format.h>
 
 #include "tessera/train/node_train_options.h"
+#include "tools/flag_types.h"
 
-namespace tessera::train {
+namespace tessera::tools {
 
 // `model` names the default output directory (<model>-<graph name>).
-inline void add_node_train_flags(CLI::App* cmd, NodeTrainOptions& o, const std::string& model) {
+inline void add_node_train_flags(CLI::App* cmd, train::NodeTrainOptions& o, const std::string& model) {
   auto dflt = [](auto value) { return fmt::format(" (default {})", value); };
   cmd->add_option("--graph-name,--graph_name", o.graph_name, "name of the partitioned graph (checked against it)");
   cmd->add_option("--ip-config,--ip_config", o.ip_config,
@@ -31,12 +32,12 @@ inline void add_node_train_flags(CLI::App* cmd, NodeTrainOptions& o, const std::
   cmd->add_option("--num-hidden,--num_hidden,--n-hidden,--n_hidden", o.num_hidden,
                   "hidden units" + dflt(o.num_hidden));
   cmd->add_option("--num-layers,--num_layers,--n-layers,--n_layers", o.num_layers, "layers" + dflt(o.num_layers));
-  cmd->add_option("--fanout,--fan-out,--fan_out", o.fanout,
-                  "neighbours per layer, input layer first; one value for all" + dflt(o.fanout));
-  cmd->add_option("--eval-fanout,--eval_fanout,--eval-fan-out,--eval_fan_out,--validation-fanout,--validation_fanout",
-                  o.eval_fanout,
-                  "neighbours per layer for validation/test; -1: all" +
-                      (o.eval_fanout.empty() ? std::string(" (default: --fanout)") : dflt(o.eval_fanout)));
+  add_fanouts_option(cmd, "--fanout,--fan-out,--fan_out", &o.fanout,
+                     "neighbours per layer, input layer first; one value for all" + dflt(o.fanout.to_string()));
+  add_fanouts_option(cmd, "--eval-fanout,--eval_fanout,--eval-fan-out,--eval_fan_out,--validation-fanout,--validation_fanout",
+                     &o.eval_fanout,
+                     "neighbours per layer for validation/test; -1: all" +
+                         (o.eval_fanout.empty() ? std::string(" (default: --fanout)") : dflt(o.eval_fanout.to_string())));
   cmd->add_option("--batch-size,--batch_size", o.batch_size, "seeds per mini-batch" + dflt(o.batch_size));
   cmd->add_option("--eval-batch-size,--eval_batch_size,--batch-size-eval,--batch_size_eval", o.eval_batch_size,
                   "seeds per evaluation batch" + dflt(o.eval_batch_size));
@@ -63,4 +64,4 @@ inline void add_node_train_flags(CLI::App* cmd, NodeTrainOptions& o, const std::
                 "tessera launch --max-restarts)");
 }
 
-}  // namespace tessera::train
+}  // namespace tessera::tools
