@@ -1,6 +1,5 @@
 #include "tessera/sampling/dist_sampler.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
