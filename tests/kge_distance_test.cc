@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kge/distance_kernels.h"
+#include "nn/kge/distance_kernels.h"
 
 namespace tessera::kge {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "kge/kge_step.h"
 #include "kge/ranker.h"
-#include "kge/triple_sampler.h"
+#include "sampling/triple_sampler.h"
 #include "tessera/kge/knowledge_graph.h"
 #include "tessera/base/error.h"
 
@@ -32,10 +32,10 @@ Array random_triples(int64_t n, int64_t entities, int64_t relations, uint64_t se
 
 TEST(KgeSampler, ChunksShareNegativesAndCorruptionAlternates) {
   const Array triples = random_triples(1000, 50, 5, 1);
-  SamplerOptions o{64, 16, 8, false, 50};
-  TripleSampler sampler(triples, o, 3, 0);
+  sampling::TripleSamplerOptions o{64, 16, 8, false, 50};
+  sampling::TripleSampler sampler(triples, o, 3, 0);
   std::set<std::vector<int64_t>> seen;
-  TripleBatch b;
+  sampling::TripleBatch b;
   for (int call = 0; call < 4; ++call) {
     sampler.next(&b);
     EXPECT_EQ(b.corrupt_head, call % 2 == 1);  // tails first
@@ -47,7 +47,7 @@ TEST(KgeSampler, ChunksShareNegativesAndCorruptionAlternates) {
     for (int64_t e : b.negatives) EXPECT_TRUE(e >= 0 && e < 50);
   }
   // One pass visits every triple once: 1000 triples in 15.6 batches of 64.
-  TripleSampler pass(triples, {100, 4, -1, false, 50}, 5, 0);
+  sampling::TripleSampler pass(triples, {100, 4, -1, false, 50}, 5, 0);
   std::multiset<std::vector<int64_t>> drawn, all;
   for (int64_t i = 0; i < 1000; ++i) all.insert({triple(triples, i)[0], triple(triples, i)[1], triple(triples, i)[2]});
   for (int k = 0; k < 10; ++k) {
@@ -65,8 +65,8 @@ TEST(KgeSampler, DegreeSamplingDoublesNegativesFromTheCorruptedEnd) {
     triples.data<int64_t>()[3 * i] = 3;
     triples.data<int64_t>()[3 * i + 2] = 7;
   }
-  TripleSampler sampler(triples, {10, 5, -1, true, 100}, 1, 0);
-  TripleBatch b;
+  sampling::TripleSampler sampler(triples, {10, 5, -1, true, 100}, 1, 0);
+  sampling::TripleBatch b;
   for (int64_t expected : {7, 3}) {
     sampler.next(&b);
     ASSERT_EQ(b.negatives_per_chunk, 10);
@@ -76,9 +76,9 @@ TEST(KgeSampler, DegreeSamplingDoublesNegativesFromTheCorruptedEnd) {
 }
 
 TEST(KgeSampler, BadSizesAreClearErrors) {
-  auto message = [](SamplerOptions o) {
+  auto message = [](sampling::TripleSamplerOptions o) {
     try {
-      validate(o);
+      sampling::validate(o);
     } catch (const Error& e) {
       return std::string(e.what());
     }
@@ -158,7 +158,7 @@ TEST(KgeStep, OneStepMovesExactlyTheRowsItUsed) {
   LocalTable entities("e", 100, 4, uniform_init(0.5, 1), 0.1);
   LocalTable relations("r", 5, 4, uniform_init(0.5, 2), 0.1);
   const torch::Tensor entities_before = entities.read_all(), relations_before = relations.read_all();
-  TripleBatch b;
+  sampling::TripleBatch b;
   b.head = {1, 2, 3, 4};
   b.relation = {0, 0, 2, 2};
   b.tail = {5, 6, 7, 8};

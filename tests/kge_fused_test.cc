@@ -37,9 +37,9 @@ class RecordingTable : public LocalTable {
   torch::Tensor grad_;
 };
 
-TripleBatch random_batch(bool corrupt_head, uint64_t seed) {
+sampling::TripleBatch random_batch(bool corrupt_head, uint64_t seed) {
   Rng rng(seed, 3);
-  TripleBatch b;
+  sampling::TripleBatch b;
   b.num_chunks = 2;
   b.chunk_size = 3;
   b.negatives_per_chunk = 4;
@@ -60,7 +60,7 @@ struct StepResult {
   StepTimes times;
 };
 
-StepResult run_step(const ScoreOptions& model, const LossOptions& loss, const Regularization& reg, const TripleBatch& b,
+StepResult run_step(const ScoreOptions& model, const LossOptions& loss, const Regularization& reg, const sampling::TripleBatch& b,
              KgeStep::Path path) {
   const auto score = make_score_function(model);
   RecordingTable entities("e", 12, score->entity_dim(), uniform_init(0.8, 1), 0.1);
@@ -126,7 +126,7 @@ TEST(KgeFusedStep, GradientsMatchAutogradForEveryFusedModel) {
     for (const bool corrupt_head : {false, true})
       for (const LossCase& c : loss_cases()) {
         const std::string what = model_name(model.model) + (corrupt_head ? ", heads corrupted, " : ", tails corrupted, ") + c.name;
-        const TripleBatch b = random_batch(corrupt_head, 17 + compared);
+        const sampling::TripleBatch b = random_batch(corrupt_head, 17 + compared);
         const StepResult fused = run_step(model, c.options, c.reg, b, KgeStep::Path::kFastest);
         const StepResult reference = run_step(model, c.options, c.reg, b, KgeStep::Path::kAutograd);
         EXPECT_NEAR(fused.times.loss, reference.times.loss, 1e-4 * std::max(1.0, std::abs(reference.times.loss))) << what;

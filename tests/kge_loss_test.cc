@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kge/loss.h"
+#include "nn/kge/loss.h"
 #include "tessera/base/error.h"
 
 namespace tessera::kge {

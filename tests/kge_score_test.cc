@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kge/score_function.h"
+#include "nn/kge/score_function.h"
 #include "tessera/base/error.h"
 
 namespace tessera::kge {

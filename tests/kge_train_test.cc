@@ -88,14 +88,14 @@ TEST(KgeTrain, ResumeContinuesFromTheLastCheckpoint) {
             std::string::npos);
   const CommandResult r = run_tessera("kge train " + flags + " --max_step 300 --resume");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("at step 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resuming after step 200 from"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(300/300)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("(100/300)"), std::string::npos) << r.out;
   // A damaged checkpoint is passed over for the one before it.
   fs::remove(dir / "out/checkpoint/trainer-0/step-200/relation.npy");
   const CommandResult damaged = run_tessera("kge train " + flags + " --max_step 300 --resume");
   ASSERT_EQ(damaged.exit_code, 0) << damaged.err;
-  EXPECT_NE(damaged.out.find("at step 100"), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("resuming after step 100 from"), std::string::npos) << damaged.out;
   EXPECT_NE(damaged.err.find("step-200 is damaged (relation.npy is missing)"), std::string::npos) << damaged.err;
   // A checkpoint of another model is refused.
   const CommandResult other = run_tessera("kge train " + flags + " --max_step 300 --resume --hidden_dim 16");

@@ -131,7 +131,7 @@ TEST_F(RestartTest, KgeSurvivesAKilledTrainerAndAKilledServer) {
     ASSERT_EQ(killed.code, 0) << text;
     EXPECT_NE(text.find("restart 1 of 1 on the same machines"), std::string::npos) << text;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resumed from .*/checkpoint at step (\\d+)")))
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("\\[m0/trainer/0\\] resuming after step (\\d+) from .*/checkpoint/")))
         << text;
     EXPECT_GE(std::stoi(m[1].str()), 2000) << "lost more than one checkpoint interval:\n" << text;
     const double mrr = final_record(text)["test_mrr"].get<double>();

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       });
     };
     const std::string out_dir = tt::out_dir_or_default(o.out_dir, "embeddings-" + g.graph_name());
-    tt::RunLog log = tt::open_run_log(*ctx, out_dir, "learn_embeddings", tt::to_json(o));
+    tessera::run::RunLog log = tt::open_run_log(*ctx, out_dir, "learn_embeddings", tt::to_json(o));
     tt::EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
     model->train();
     const tt::RunSummary summary = loop.run(

@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
     auto evaluate = [&](const std::vector<int64_t>& ids) {
       return tt::accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const ts::MiniBatch& b) { return model->forward(b); });
     };
-    tt::RunLog log =
+    tessera::run::RunLog log =
         tt::open_run_log(*ctx, tt::out_dir_or_default(o.out_dir, "gat-" + g.graph_name()), "train_gat", tt::to_json(o));
     tt::EpochLoop loop(*ctx, log, {o.num_epochs, o.log_every, o.eval_every});
     model->train();

@@ -67,7 +67,7 @@ int64_t count_non_finite(const float* const* rows, int64_t count, int64_t d) {
 
 }  // namespace
 
-void FusedStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
+void FusedStep::run(const sampling::TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
   Timer timer;
   const FusedModel& m = *model_;
   const int64_t n = b.size(), negatives = static_cast<int64_t>(b.negatives.size());

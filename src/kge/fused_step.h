@@ -14,8 +14,8 @@
 #include <memory>
 #include <vector>
 
-#include "chunk_scorer.h"
-#include "fused_models.h"
+#include "nn/kge/chunk_scorer.h"
+#include "nn/kge/fused_models.h"
 #include "kge_step.h"
 
 namespace tessera::kge {
@@ -27,7 +27,7 @@ class FusedStep {
         scorer_(model_->negative_kind(), model_->gamma()),
         loss_(loss),
         reg_(reg) {}
-  void run(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
+  void run(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
 
  private:
   // Adds the -rc penalty's gradient into the row gradients; returns the penalty.

@@ -181,6 +181,14 @@ void KgeJob::barrier() {
   if (ctx) ctx->barrier();
 }
 
+ScoreOptions score_options(const KgeOptions& o) {
+  return {parse_model(o.model_name), o.hidden_dim, o.gamma, o.double_ent, o.double_rel};
+}
+
+sampling::TripleSamplerOptions sampler_options(const KgeOptions& o, int64_t num_entities) {
+  return {o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, num_entities};
+}
+
 KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
   KgeJob job;
   const bool distributed = !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr;

@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "embedding_table.h"
-#include "score_function.h"
+#include "nn/kge/score_function.h"
+#include "sampling/triple_sampler.h"
 #include "tessera/distributed/context.h"
 #include "tessera/kge/kge_train.h"
 #include "tessera/kge/knowledge_graph.h"
@@ -51,6 +52,11 @@ struct KgeJob {
  private:
   torch::Tensor synced_relations_, synced_relation_state_;
 };
+
+// The score function's and the triple sampler's options from the flags
+// (validate() checks the sampler's through the same function).
+ScoreOptions score_options(const KgeOptions& options);
+sampling::TripleSamplerOptions sampler_options(const KgeOptions& options, int64_t num_entities);
 
 // Reads the data (or joins the job) and creates the tables as DGL-KE
 // initialises them: uniform in +-(gamma + 2) / hidden_dim.

@@ -7,7 +7,7 @@
 
 #include "infer_common.h"
 #include "kge_files.h"
-#include "score_function.h"
+#include "nn/kge/score_function.h"
 #include "tessera/base/error.h"
 #include "tessera/base/threads.h"
 #include "tessera/base/timer.h"

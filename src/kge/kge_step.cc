@@ -55,12 +55,12 @@ KgeStep::KgeStep(const ScoreOptions& model, const ScoreFunction& score, const Lo
 KgeStep::~KgeStep() = default;
 KgeStep::KgeStep(KgeStep&&) noexcept = default;
 
-void KgeStep::run(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
+void KgeStep::run(const sampling::TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
   if (fused_) fused_->run(b, entities, relations, times);
   else run_autograd(b, entities, relations, times);
 }
 
-void KgeStep::run_autograd(const TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations,
+void KgeStep::run_autograd(const sampling::TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations,
                            StepTimes* times) const {
   Timer timer;
   const int64_t n = b.size();

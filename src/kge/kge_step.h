@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "embedding_table.h"
-#include "loss.h"
-#include "score_function.h"
-#include "triple_sampler.h"
+#include "nn/kge/loss.h"
+#include "nn/kge/score_function.h"
+#include "sampling/triple_sampler.h"
 
 namespace tessera::kge {
 
@@ -58,10 +58,10 @@ class KgeStep {
   KgeStep(KgeStep&&) noexcept;
   bool fused() const { return fused_ != nullptr; }
   // Runs `batch` and adds its times (all but sampling) and loss to `times`.
-  void run(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
+  void run(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
 
  private:
-  void run_autograd(const TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations,
+  void run_autograd(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations,
                     StepTimes* times) const;
 
   const ScoreFunction* score_;

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "score_function.h"
+#include "nn/kge/score_function.h"
 #include "tessera/base/array.h"
 
 namespace tessera::kge {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -12,7 +13,7 @@
 #include "job_plan.h"
 #include "line_relay.h"
 #include "remote_hosts.h"
-#include "run_record.h"
+#include "run/launch_record.h"
 #include "supervisor.h"
 #include "tessera/base/error.h"
 #include "tessera/store/shared_memory.h"
@@ -56,6 +57,33 @@ std::vector<SupervisedProcess> attempt_processes(const JobPlan& plan, int attemp
   if (attempt > 0)
     for (SupervisedProcess& p : processes) p.spec.env.emplace_back("TESSERA_RESTART", std::to_string(attempt));
   return processes;
+}
+
+// The record's path: the run dir taken relative to the launcher's workspace.
+std::string launch_record_path(const JobPlan& plan, const LaunchOptions& options) {
+  return (std::filesystem::path(plan.workspace) / options.run_dir / "launch.json").lexically_normal().string();
+}
+
+run::LaunchRecord launch_record(const JobPlan& plan, const LaunchOptions& options, double start_s, int code,
+                                std::vector<ProcessOutcome> outcomes,
+                                std::vector<std::pair<int, std::vector<ProcessOutcome>>> failed_attempts) {
+  run::LaunchRecord r;
+  r.job_id = plan.job_id;
+  r.command = options.command;
+  r.workspace = plan.workspace;
+  r.ip_config = plan.ip_config;
+  r.part_config = plan.part_config;
+  r.num_servers = plan.num_servers;
+  r.trainers_per_machine = plan.trainers_per_machine;
+  for (size_t m = 0; m < plan.machines.size(); ++m)
+    r.machines.push_back({plan.machines[m].host, plan.machines[m].ip, plan.machines[m].base_port,
+                          static_cast<bool>(plan.machine_is_local[m]),
+                          m >= static_cast<size_t>(plan.num_server_machines)});
+  r.start_s = start_s;
+  r.exit_code = code;
+  r.processes = std::move(outcomes);
+  r.failed_attempts = std::move(failed_attempts);
+  return r;
 }
 
 }  // namespace
@@ -106,7 +134,8 @@ int run_launch(const LaunchOptions& options) {
   clean_up(plan);
   if (!options.run_dir.empty()) {
     try {
-      write_launch_record({plan, options, start_s, code, outcomes, failed_attempts});
+      write_launch_record(launch_record_path(plan, options),
+                          launch_record(plan, options, start_s, code, outcomes, failed_attempts));
     } catch (const std::exception& e) {
       // The job has run; a record it cannot keep should not turn success into failure.
       write_all(STDERR_FILENO, fmt::format("launch: cannot write the run record: {}\n", e.what()));

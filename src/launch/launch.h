@@ -52,7 +52,7 @@ struct LaunchOptions {
   std::string command;      // run with /bin/sh -c in the workspace
   // Relative to each workspace (or absolute): the processes get it as
   // TESSERA_RUN_DIR (the built-in trainers' default --out), and the launcher
-  // writes its record of the processes there (launch.json, run_record.h).
+  // writes its record of the processes there (launch.json, run/launch_record.h).
   std::string run_dir;
   SshOptions ssh;
   // Set by a job file (launch --job): machines in ip_config order.

@@ -15,6 +15,7 @@
 #include "signal_pipe.h"
 #include "tessera/distributed/job_env.h"
 #include "launch/spawner.h"
+#include "run/launch_record.h"
 
 namespace tessera::launch {
 
@@ -24,21 +25,7 @@ struct SupervisedProcess {
   ProcessSpec spec;
 };
 
-// How a process of the job went, for the run record (run_record.h).
-struct ProcessOutcome {
-  std::string label;
-  distributed::Role role;
-  std::string host;
-  bool remote = false;
-  double start_s = 0;     // Unix time it was started
-  double duration_s = 0;  // until it was reaped
-  int exit_code = -1;     // 128 + signal when a signal ended it; -1: never reaped
-  bool stopped = false;   // ended by the launcher's stop, not by itself
-  // Peak resident set of the process and everything it waited for (wait4's
-  // rusage; the shell and what it ran). -1 for a remote process, whose local
-  // pid is its ssh client.
-  int64_t peak_rss_bytes = -1;
-};
+using run::ProcessOutcome;  // how a process went, for the launch record (run/launch_record.h)
 
 struct SupervisorOptions {
   double grace_s = 3;         // after a failure, before SIGTERM

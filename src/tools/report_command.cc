@@ -4,7 +4,7 @@
 
 #include "io/staged_dir.h"
 #include "report/report_page.h"
-#include "report/run_data.h"
+#include "run/run_data.h"
 #include "tools/commands.h"
 
 namespace tessera {
@@ -26,7 +26,7 @@ void add_report_command(CLI::App& app) {
     std::vector<nlohmann::json> runs;
     std::string names;
     for (const std::string& dir : *dirs) {
-      runs.push_back(report::load_run(dir));
+      runs.push_back(run::load_run(dir));
       names += (names.empty() ? "" : ", ") + runs.back()["name"].get<std::string>();
     }
     const std::string page =

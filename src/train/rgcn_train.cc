@@ -16,7 +16,7 @@
 #include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/train/run_log.h"
+#include "tessera/run/run_log.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
 #include "tessera/train/trainer.h"
@@ -108,7 +108,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                      {"fanout_mode", o.fanout_mode}, {"sparse_lr", o.sparse_lr},
                      {"sparse_optimizer", o.sparse_optimizer}, {"self_loop", o.self_loop},
                      {"layer_norm", o.layer_norm}});
-  RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config, resuming(o.checkpoint));
+  run::RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config, resuming(o.checkpoint));
 
   nn::RgcnOptions mo;
   mo.hidden = o.num_hidden;
@@ -191,13 +191,13 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
                        mo.num_layers, mo.num_classes, embedding_list.size(), config.ntypes.size()));
 
   EpochLoopOptions loop_options{o.num_epochs, o.log_every, o.eval_every};
-  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir, log,
-                                  sparse_optimizer ? sparse_optimizer->tensors() : std::vector<std::string>{});
-  loop_options.first_epoch = checkpoints.resume(*model, optimizer, o.num_epochs);
-  loop_options.after_epoch = [&](int done) {
-    if (sparse_optimizer) sparse_optimizer->flush();
-    checkpoints.after_epoch(done, o.num_epochs, *model, optimizer);
-  };
+  CheckpointState state = dense_state(*model, optimizer);
+  if (sparse_optimizer) {
+    state.server_tensors = sparse_optimizer->tensors();
+    state.before_save = [&] { sparse_optimizer->flush(); };
+  }
+  TrainingCheckpoints checkpoints(ctx.get(), o.checkpoint, checkpoint_dir(o.checkpoint, out_dir), log, std::move(state));
+  loop_options.checkpoints = &checkpoints;
   EpochLoop loop(*ctx, log, loop_options);
   model->train();
   RunSummary summary = loop.run(

@@ -15,7 +15,7 @@
 #include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
-#include "tessera/train/run_log.h"
+#include "tessera/run/run_log.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
 
@@ -40,7 +40,7 @@ int run_sage_training(const SageTrainOptions& o) {
   const std::string out_dir = out_dir_or_default(o.out_dir, "sage-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
   config.update({{"aggregator", o.aggregator}, {"replace", o.replace}, {"cache_remote_features", o.cache_remote_features}});
-  RunLog log = open_run_log(*ctx, out_dir, "train sage", config, resuming(o.checkpoint));
+  run::RunLog log = open_run_log(*ctx, out_dir, "train sage", config, resuming(o.checkpoint));
 
   const distributed::DistTensor feat = g.ndata("feat");
   if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)
@@ -95,9 +95,9 @@ int run_sage_training(const SageTrainOptions& o) {
     });
   };
   EpochLoopOptions lo_options{o.num_epochs, o.log_every, o.eval_every};
-  TrainingCheckpoints checkpoints(*ctx, o.checkpoint, out_dir, log);
-  lo_options.first_epoch = checkpoints.resume(*model, optimizer, o.num_epochs);
-  lo_options.after_epoch = [&](int done) { checkpoints.after_epoch(done, o.num_epochs, *model, optimizer); };
+  TrainingCheckpoints checkpoints(ctx.get(), o.checkpoint, checkpoint_dir(o.checkpoint, out_dir), log,
+                                  dense_state(*model, optimizer));
+  lo_options.checkpoints = &checkpoints;
   EpochLoop loop(*ctx, log, lo_options);
   model->train();
   RunSummary summary = loop.run(

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -76,136 +75,16 @@ std::string PhaseTimes::split() const {
   return text;
 }
 
-nlohmann::json final_record(const RunSummary& s, const EpochLoop& loop) {
-  const PhaseTimes& all = loop.totals();
-  nlohmann::json record = {{"val_acc", s.val_acc},
-                           {"test_acc", s.test_acc},
-                           {"train_acc", s.train_acc},
-                           {"loss", s.loss},
-                           {"epochs", s.epochs},
-                           {"epoch_time_s", s.total_epoch_s / s.epochs},
-                           {"steps_per_epoch", s.steps_per_epoch},
-                           {"trainers", s.trainers},
-                           {"seeds_per_s", all.seeds / s.total_epoch_s},
-                           {"mini_batches_per_s", all.steps / s.total_epoch_s},
-                           {"edges_per_s", all.edges / s.total_epoch_s},
-                           {"wait_fraction", all.wait / s.total_epoch_s},
-                           {"host_cpu_busy", loop.host_cpu_busy()},
-                           {"peak_rss_mb", peak_rss_bytes() / 1e6},
-                           {"model", s.model_dir}};
-  record.update(all.times());
-  record.update(s.extra);
-  return record;
-}
 
-void check(const EpochLoopOptions& o) {
-  if (o.num_epochs < 1) fail("--num-epochs must be at least 1 (got {})", o.num_epochs);
-  if (o.first_epoch < 0 || o.first_epoch >= o.num_epochs)
-    fail("internal: a run of {} epochs cannot start after epoch {}", o.num_epochs, o.first_epoch);
-  if (o.log_every < 1 || o.eval_every < 1)
-    fail("--log-every and --eval-every must be at least 1 (got {} and {})", o.log_every, o.eval_every);
-}
 
-EpochLoop::EpochLoop(distributed::Context& ctx, RunLog& log, EpochLoopOptions options)
-    : ctx_(ctx), log_(log), options_(options) {
-  check(options_);
-}
-
-RunSummary EpochLoop::run(sampling::DistDataLoader& loader, int64_t steps_per_epoch, const StepFn& step,
-                          const EvalFn& evaluate) {
-  summary_ = RunSummary{};
-  summary_.epochs = options_.num_epochs - options_.first_epoch;  // run by this process
-  summary_.steps_per_epoch = steps_per_epoch;
-  summary_.trainers = ctx_.world_size();
-  for (int epoch = options_.first_epoch; epoch < options_.num_epochs; ++epoch) {
-    Timer epoch_timer;
-    const HostCpu cpu_at_start = host_cpu();
-    PhaseTimes ep, window;
-    loader.start_epoch(epoch);
-    sampling::MiniBatch batch;
-    for (int64_t s = 0;; ++s) {
-      Timer t;
-      if (!loader.next(&batch)) break;
-      const double wait = t.seconds();
-      const StepResult r = with_context(
-          [&] {
-            return fmt::format("training step {} of epoch {} on trainer {} (batch of {} seeds, {} input nodes)", s + 1,
-                               epoch, ctx_.rank(), batch.seeds.size(),
-                               batch.blocks.empty() ? 0 : batch.blocks.front().num_src());
-          },
-          [&] { return step(batch); });
-      ep.add_step(batch, wait, r);
-      window.add_step(batch, wait, r);
-      log_.progress(epoch, s + 1, steps_per_epoch);
-      if ((s + 1) % options_.log_every == 0) {
-        const double secs = window.wait + window.compute + window.allreduce + window.sparse;
-        log_.line(fmt::format("Epoch {:05d} | Step {:05d} | Loss {:.4f} | Train Acc {:.4f} | Speed (seeds/s) {:.1f} | "
-                              "Edges/s {:.3g} | {}",
-                              epoch, s + 1, window.loss / window.steps,
-                              static_cast<double>(window.correct) / window.seeds, window.seeds / secs,
-                              window.edges / secs, window.split()));
-        window = PhaseTimes{};
-      }
-    }
-    const double epoch_s = epoch_timer.seconds();
-    const double cpu_busy = host_cpu().busy_since(cpu_at_start);
-    summary_.total_epoch_s += epoch_s;
-    busy_s_ += cpu_busy * epoch_s;
-    summary_.loss = ep.loss / std::max<int64_t>(1, ep.steps);
-    summary_.train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
-    all_.add(ep);
-    nlohmann::json mine = {{"rank", ctx_.rank()},
-                           {"process", ctx_.env().label()},
-                           {"host", host_name()},
-                           {"steps", ep.steps},
-                           {"seeds_per_s", ep.seeds / epoch_s},
-                           {"mini_batches_per_s", ep.steps / epoch_s},
-                           {"epoch_time_s", epoch_s},
-                           {"peak_rss_mb", peak_rss_bytes() / 1e6}};
-    mine.update(ep.times());
-    nlohmann::json record = {{"epoch", epoch},
-                             {"loss", summary_.loss},
-                             {"train_acc", summary_.train_acc},
-                             {"epoch_time_s", epoch_s},
-                             {"steps", ep.steps},
-                             {"seeds_per_s", ep.seeds / epoch_s},
-                             {"edges_per_s", ep.edges / epoch_s},
-                             {"wait_fraction", ep.wait / epoch_s},
-                             {"host_cpu_busy", cpu_busy}};
-    record.update(ep.times());
-    record["per_trainer"] = gather_records(ctx_.collectives(), mine);
-    std::string eval_text;
-    if ((epoch + 1) % options_.eval_every == 0 || epoch + 1 == options_.num_epochs) {
-      std::tie(summary_.val_acc, summary_.test_acc) = with_context(
-          [&] { return fmt::format("evaluating after epoch {} on trainer {}", epoch, ctx_.rank()); }, evaluate);
-      record["val_acc"] = summary_.val_acc;
-      record["test_acc"] = summary_.test_acc;
-      eval_text = fmt::format(" | Val Acc {:.4f} | Test Acc {:.4f}", summary_.val_acc, summary_.test_acc);
-    }
-    log_.metrics(record);
-    log_.line(fmt::format("Epoch {:05d} | Time {:.3f}s | Loss {:.4f} | Train Acc {:.4f} | {:.1f} seeds/s | {:.1f} "
-                          "mini-batches/s | {} | host CPU {:.0f}% busy{}",
-                          epoch, epoch_s, summary_.loss, summary_.train_acc, ep.seeds / epoch_s, ep.steps / epoch_s,
-                          ep.split(), 100 * cpu_busy, eval_text));
-    if (options_.after_epoch) options_.after_epoch(epoch + 1);
-  }
-  return summary_;
-}
-
-void EpochLoop::finish(const RunSummary& summary) {
-  const nlohmann::json record = final_record(summary, *this);
-  ctx_.finalize();
-  log_.final_metrics(record);
-}
-
-RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool,
+run::RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool,
                     const nlohmann::json& config, bool append) {
   const bool logger = ctx.rank() == 0;
   if (logger) std::filesystem::create_directories(out_dir);
-  RunLog log(out_dir + "/metrics.jsonl", logger, append);
+  run::RunLog log(out_dir + "/metrics.jsonl", logger, append);
   if (!logger) return log;
   const std::vector<std::string> args = process_arguments();
-  nlohmann::json run = describe_job(ctx);
+  nlohmann::json run = run::describe_job(ctx);
   run["tool"] = tool.empty() && !args.empty() ? std::filesystem::path(args[0]).filename().string() : tool;
   run["config"] = config;
   run["out_dir"] = std::filesystem::absolute(out_dir).lexically_normal().string();

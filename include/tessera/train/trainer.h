@@ -29,7 +29,8 @@
 #include "tessera/nn/sage.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/train/node_train_options.h"
-#include "tessera/train/run_log.h"
+#include "tessera/run/run_log.h"
+#include "tessera/train/train_loop.h"
 
 namespace tessera::train {
 
@@ -93,26 +94,30 @@ struct EpochLoopOptions {
   int log_every = 20;  // steps between progress lines
   int eval_every = 1;  // epochs between evaluations; the last epoch always evaluates
   int first_epoch = 0;  // epochs already done (a resumed run starts after them)
-  // Called after each epoch with the number of epochs done (checkpoints).
+  // Resumes from and writes checkpoints (dense_state() of the model, and
+  // the servers' tensors); first_epoch is then the checkpoint's. May be null.
+  TrainingCheckpoints* checkpoints = nullptr;
+  // Called after each epoch (and its checkpoint) with the number of epochs done.
   std::function<void(int epochs_done)> after_epoch;
 };
 // Fails naming --num-epochs, --log-every or --eval-every when one is below 1.
 void check(const EpochLoopOptions& options);
 
-// The epoch driver. run() does, for every epoch: start the loader's epoch,
+// Node classification on the one TrainLoop (train_loop.h), by epochs. run()
+// does, for every epoch: start the loader's epoch,
 // call `step` on each batch (timing the wait for it), draw progress, log
 // every log_every steps, then write the epoch's metrics record (loss, train
 // accuracy, throughput, the time split, host CPU use) and, every eval_every
 // epochs, call `evaluate` for (validation, test) accuracy. Each record holds
 // "per_trainer": every trainer's own throughput, time split and peak RSS,
-// gathered from all of them. Only the logging trainer's RunLog writes; every
+// gathered from all of them. Only the logging trainer's run::RunLog writes; every
 // trainer runs the same loop.
 class EpochLoop {
  public:
   using StepFn = std::function<StepResult(const sampling::MiniBatch& batch)>;
   using EvalFn = std::function<std::pair<double, double>()>;  // (val acc, test acc); -1 for none
   // `ctx` and `log` must outlive the loop.
-  EpochLoop(distributed::Context& ctx, RunLog& log, EpochLoopOptions options);
+  EpochLoop(distributed::Context& ctx, run::RunLog& log, EpochLoopOptions options);
 
   // `steps_per_epoch`: what the loader yields per epoch (common_steps()).
   // Returns the run's summary; totals() holds its summed phase times.
@@ -128,8 +133,8 @@ class EpochLoop {
 
  private:
   distributed::Context& ctx_;
-  RunLog& log_;
-  EpochLoopOptions options_;
+  int num_epochs_;
+  TrainLoop loop_;
   PhaseTimes all_;
   RunSummary summary_;
   double busy_s_ = 0;
@@ -137,11 +142,11 @@ class EpochLoop {
 
 // The run log of a trainer writing into `out_dir`: the logging trainer
 // (rank 0) creates the directory and writes out_dir/metrics.jsonl and
-// out_dir/run.json (RunLog::describe_run) with `tool` (what ran; "" for the
+// out_dir/run.json (run::RunLog::describe_run) with `tool` (what ran; "" for the
 // program's name), `config` (its options), the graph, the partition config,
 // the trainers and the ip_config's hosts; the others' logs are silent.
 // `append`: a resumed run keeps the metrics records of the runs before it.
-RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool = "",
+run::RunLog open_run_log(distributed::Context& ctx, const std::string& out_dir, const std::string& tool = "",
                     const nlohmann::json& config = nlohmann::json::object(), bool append = false);
 
 // Where a trainer writes: `given` (--out) when set, else the launcher's run
@@ -152,7 +157,7 @@ std::string out_dir_or_default(const std::string& given, const std::string& fall
 nlohmann::json to_json(const NodeTrainOptions& options);
 
 // The final record's shared fields (accuracies, epoch time, throughput,
-// phase times, peak RSS, host CPU use); each trainer adds its own.
+// phase times, host CPU use; finish() adds the peak RSS); each trainer adds its own.
 nlohmann::json final_record(const RunSummary& summary, const EpochLoop& loop);
 
 // Accuracy of `logits` over `ids` (this trainer's share, in unshuffled

@@ -1,4 +1,4 @@
-#include "tessera/train/run_log.h"
+#include "tessera/run/run_log.h"
 
 #include <torch/version.h>
 
@@ -18,7 +18,7 @@
 #include "tessera/distributed/ip_config.h"
 #include "tessera/version.h"
 
-namespace tessera::train {
+namespace tessera::run {
 
 // run.json while the run lasts: written at describe_run(), rewritten when the run ends. Its destructor is the
 // "failed" path: a RunLog that goes away before final_metrics() was unwound by an error.
@@ -143,4 +143,4 @@ void RunLog::final_metrics(const nlohmann::json& record) {
   std::fflush(stdout);
 }
 
-}  // namespace tessera::train
+}  // namespace tessera::run

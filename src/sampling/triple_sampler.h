@@ -1,4 +1,4 @@
-// DGL-KE's chunked negative sampling. A batch of positive triples, drawn
+// DGL-KE's chunked negative sampling, for KGE training (src/kge). A batch of positive triples, drawn
 // without replacement from a shuffled pass over the trainer's triples, is cut
 // into chunks of --neg_chunk_size; every positive of a chunk is scored
 // against the same --neg_sample_size negative entities, so a chunk's negative
@@ -14,9 +14,9 @@
 #include "tessera/base/array.h"
 #include "tessera/base/random.h"
 
-namespace tessera::kge {
+namespace tessera::sampling {
 
-struct SamplerOptions {
+struct TripleSamplerOptions {
   int64_t batch_size = 1024;
   int64_t neg_sample_size = 256;
   int64_t neg_chunk_size = -1;  // -1: neg_sample_size, as DGL-KE
@@ -25,8 +25,8 @@ struct SamplerOptions {
 };
 
 // Throws naming the flag: sizes below 1, a batch that chunks do not divide.
-void validate(const SamplerOptions& options);
-int64_t chunk_size(const SamplerOptions& options);
+void validate(const TripleSamplerOptions& options);
+int64_t chunk_size(const TripleSamplerOptions& options);
 
 struct TripleBatch {
   std::vector<int64_t> head, relation, tail;  // the positives
@@ -43,7 +43,7 @@ class TripleSampler {
  public:
   // `triples`: int64 [n, 3] (head, relation, tail), n >= 1, kept by reference
   // count. `stream` keeps the samplers of several workers apart.
-  TripleSampler(Array triples, const SamplerOptions& options, uint64_t seed, uint64_t stream);
+  TripleSampler(Array triples, const TripleSamplerOptions& options, uint64_t seed, uint64_t stream);
 
   // The next batch; a pass that runs out reshuffles and continues, so every
   // batch is full. Corruption alternates from call to call, tails first.
@@ -54,11 +54,11 @@ class TripleSampler {
   void reshuffle();
 
   Array triples_;
-  SamplerOptions options_;
+  TripleSamplerOptions options_;
   Rng rng_;
   std::vector<int64_t> order_;
   size_t cursor_ = 0;
   int64_t epochs_ = 0, calls_ = 0;
 };
 
-}  // namespace tessera::kge
+}  // namespace tessera::sampling

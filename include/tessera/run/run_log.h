@@ -26,7 +26,7 @@ class Collectives;
 class Context;
 }  // namespace tessera::distributed
 
-namespace tessera::train {
+namespace tessera::run {
 
 class RunLog {
  public:
@@ -76,4 +76,4 @@ nlohmann::json describe_job(const distributed::Context& ctx);
 // per-trainer metrics reach the logging trainer.
 std::vector<nlohmann::json> gather_records(distributed::Collectives& coll, const nlohmann::json& mine);
 
-}  // namespace tessera::train
+}  // namespace tessera::run

@@ -1,15 +1,20 @@
-#include "triple_sampler.h"
+#include "sampling/triple_sampler.h"
 
 #include <numeric>
 
-#include "tessera/kge/knowledge_graph.h"
 #include "tessera/base/error.h"
 
-namespace tessera::kge {
+namespace tessera::sampling {
+namespace {
 
-int64_t chunk_size(const SamplerOptions& o) { return o.neg_chunk_size < 0 ? o.neg_sample_size : o.neg_chunk_size; }
+// Row i of an int64 [n, 3] array: head, relation, tail.
+const int64_t* triple(const Array& triples, int64_t i) { return triples.data<int64_t>() + 3 * i; }
 
-void validate(const SamplerOptions& o) {
+}  // namespace
+
+int64_t chunk_size(const TripleSamplerOptions& o) { return o.neg_chunk_size < 0 ? o.neg_sample_size : o.neg_chunk_size; }
+
+void validate(const TripleSamplerOptions& o) {
   if (o.batch_size < 1) fail("--batch_size must be at least 1, got {}", o.batch_size);
   if (o.neg_sample_size < 1) fail("--neg_sample_size must be at least 1, got {}", o.neg_sample_size);
   const int64_t chunk = chunk_size(o);
@@ -29,7 +34,7 @@ void TripleBatch::entities(std::vector<int64_t>* out) const {
   out->insert(out->end(), negatives.begin(), negatives.end());
 }
 
-TripleSampler::TripleSampler(Array triples, const SamplerOptions& options, uint64_t seed, uint64_t stream)
+TripleSampler::TripleSampler(Array triples, const TripleSamplerOptions& options, uint64_t seed, uint64_t stream)
     : triples_(std::move(triples)), options_(options), rng_(seed, stream) {
   validate(options_);
   if (triples_.rows() < 1) fail("a trainer has no training triples (more trainers than triples?)");
@@ -72,4 +77,4 @@ void TripleSampler::next(TripleBatch* b) {
   }
 }
 
-}  // namespace tessera::kge
+}  // namespace tessera::sampling

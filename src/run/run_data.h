@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace tessera::report {
+namespace tessera::run {
 
 // {"name", "dir", "run", "launch", "metrics": [...], "partitions", "notes": [...]}: each file's contents, null
 // where the folder lacks it, and a note for each thing the report will not show and why. Throws
@@ -16,4 +16,4 @@ namespace tessera::report {
 // the file and line).
 nlohmann::json load_run(const std::string& dir);
 
-}  // namespace tessera::report
+}  // namespace tessera::run

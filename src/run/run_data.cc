@@ -1,4 +1,4 @@
-#include "report/run_data.h"
+#include "run/run_data.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include "tessera/base/error.h"
 #include "partition/inspect.h"
 
-namespace tessera::report {
+namespace tessera::run {
 namespace fs = std::filesystem;
 namespace {
 
@@ -90,4 +90,4 @@ nlohmann::json load_run(const std::string& dir) {
   return r;
 }
 
-}  // namespace tessera::report
+}  // namespace tessera::run

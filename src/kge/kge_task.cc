@@ -1,0 +1,203 @@
+#include "kge_task.h"
+
+#include <exception>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "io/json_file.h"
+#include "io/staged_dir.h"
+#include "kge_evaluation.h"
+#include "tessera/base/error.h"
+#include "tessera/base/threads.h"
+#include "tessera/base/timer.h"
+#include "tessera/io/npy.h"
+#include "tessera/run/run_log.h"
+
+namespace tessera::kge {
+namespace {
+
+torch::Tensor read_rows(const std::string& path) {
+  return tensor_of(read_npy_checked(path, DType::kFloat32, 2, "embedding"));
+}
+torch::Tensor read_sums(const std::string& path) {
+  return tensor_of(read_npy_checked(path, DType::kFloat32, 1, "Adagrad sums"));
+}
+
+// Every worker's own rates and time split since the last log line, over all
+// trainers (collective when distributed): what `tessera report` draws per trainer.
+nlohmann::json worker_records(KgeJob& job, const std::vector<StepTimes>& since_log, double seconds) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (size_t w = 0; w < since_log.size(); ++w) {
+    const StepTimes& t = since_log[w];
+    // "process" names the process as the launcher does, so that the report
+    // draws one memory bar per process, not one per worker.
+    mine.push_back({{"rank", job.rank()}, {"worker", w},
+                    {"process", job.distributed() ? job.ctx->env().label() : std::string("standalone")},
+                    {"steps_per_s", t.steps / seconds}, {"triples_per_s", t.triples / seconds},
+                    {"sample_s", t.sample}, {"pull_s", t.pull}, {"compute_s", t.compute}, {"push_s", t.push},
+                    {"peak_rss_mb", peak_rss_bytes() / 1e6}});
+  }
+  if (!job.distributed()) return mine;
+  nlohmann::json all = nlohmann::json::array();
+  for (const nlohmann::json& trainer : run::gather_records(job.ctx->collectives(), mine))
+    for (const nlohmann::json& worker : trainer) all.push_back(worker);
+  return all;
+}
+
+}  // namespace
+
+KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, const LossOptions& loss, int threads)
+    : job_(job),
+      o_(o),
+      score_(score),
+      threads_(threads),
+      known_({&job.known_train, &job.kg.valid, &job.kg.test}),
+      valid_(eval_subset(job.kg.valid, o.eval_percent, o.seed)),
+      test_(eval_subset(job.kg.test, o.eval_percent, o.seed + 1)),
+      since_log_(job.worker_triples.size()),
+      total_(job.worker_triples.size()) {
+  for (size_t w = 0; w < job.worker_triples.size(); ++w)
+    steps_.emplace_back(score_options(o), score, loss, Regularization{o.regularization_coef, o.regularization_norm});
+}
+
+void KgeTask::begin(int64_t steps_done) {
+  step_ = steps_done;
+  // Seeded by the step reached, so a resumed run draws new batches.
+  const sampling::TripleSamplerOptions so = sampler_options(o_, job_.kg.num_entities);
+  for (size_t w = 0; w < job_.worker_triples.size(); ++w)
+    samplers_.push_back(std::make_unique<sampling::TripleSampler>(job_.worker_triples[w], so, o_.seed + 7919 * steps_done,
+                                                        job_.rank() * 64 + w));
+}
+
+int64_t KgeTask::train(int64_t steps, const std::function<void()>&) {
+  auto run_worker = [&](size_t w) {
+    set_num_threads(threads_);
+    sampling::TripleBatch batch;
+    for (int64_t s = 0; s < steps && !failed_; ++s) {
+      Timer t;
+      samplers_[w]->next(&batch);
+      since_log_[w].sample += t.seconds();
+      with_context(
+          [&] {
+            return fmt::format("KGE step {} of worker {} ({}, {} triples, {} negatives per chunk)", step_ + s + 1, w,
+                               o_.model_name, batch.size(), batch.negatives_per_chunk);
+          },
+          [&] { steps_[w].run(batch, *job_.entities, *job_.relations, &since_log_[w]); });
+    }
+  };
+  if (samplers_.size() == 1) {
+    run_worker(0);
+  } else {
+    // A worker's error ends the run from this thread (an exception may not
+    // leave a std::thread); the others stop at their next step.
+    std::vector<std::exception_ptr> errors(samplers_.size());
+    std::vector<std::thread> workers;
+    for (size_t w = 0; w < samplers_.size(); ++w)
+      workers.emplace_back([&, w] {
+        try {
+          run_worker(w);
+        } catch (...) {
+          errors[w] = std::current_exception();
+          failed_ = true;
+        }
+      });
+    for (auto& t : workers) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  step_ += steps;
+  return steps;
+}
+
+// Relations only: the entity push in flight stays in flight meanwhile.
+void KgeTask::sync() {
+  if (job_.distributed()) job_.sync_relations();
+}
+
+train::Report KgeTask::log_window(int64_t step, double seconds) {
+  StepTimes sum;
+  for (const StepTimes& s : since_log_) sum.add(s);
+  const double n = std::max<int64_t>(1, sum.steps);
+  seconds = std::max(seconds, 1e-9);
+  train::Report r;
+  r.line = fmt::format("[proc {}][Train]({}/{}) loss {:.4f}  pos {:.4f}  neg {:.4f}  reg {:.6f}  | {:.0f} triples/s "
+                       "{:.1f} steps/s  sample {:.1f}s pull {:.1f}s compute {:.1f}s push {:.1f}s",
+                       job_.rank(), step, o_.max_step, sum.loss / n, sum.positive / n, sum.negative / n,
+                       sum.regularization / n, sum.triples / seconds, sum.steps / seconds, sum.sample, sum.pull,
+                       sum.compute, sum.push);
+  r.record = {{"step", step}, {"loss", sum.loss / n}, {"pos_loss", sum.positive / n},
+              {"neg_loss", sum.negative / n}, {"regularization", sum.regularization / n},
+              {"triples_per_s", sum.triples / seconds}, {"steps_per_s", sum.steps / seconds},
+              {"sample_s", sum.sample}, {"pull_s", sum.pull}, {"compute_s", sum.compute}, {"push_s", sum.push},
+              {"per_trainer", worker_records(job_, since_log_, seconds)}};
+  for (size_t w = 0; w < since_log_.size(); ++w) {
+    total_[w].add(since_log_[w]);
+    since_log_[w] = StepTimes{};
+  }
+  return r;
+}
+
+bool KgeTask::evaluates() const { return o_.valid && valid_.rows() > 0; }
+
+train::Report KgeTask::evaluate(int64_t step) {
+  Timer t;
+  last_valid_ = metrics_json(evaluate_triples(job_, valid_, score_, known_, o_), "valid");
+  return {last_valid_, metrics_line(last_valid_, "valid") + fmt::format(" at step {} in {:.1f}s", step, t.seconds())};
+}
+
+nlohmann::json KgeTask::test_metrics() {
+  return metrics_json(evaluate_triples(job_, test_, score_, known_, o_), "test");
+}
+
+train::CheckpointState KgeTask::checkpoint_state(nlohmann::json config) {
+  train::CheckpointState state;
+  state.unit = "step";
+  state.every_trainer = false;
+  state.server_tensors = job_.entities->server_tensors();
+  const bool entities_here = state.server_tensors.empty();
+  state.before_save = [this] { job_.entities->flush(); };
+  state.save = [this, config, entities_here](const std::string& dir) {
+    write_npy(dir + "/relation.npy", array_of(job_.relations->read_all()));
+    write_npy(dir + "/relation_state.npy", array_of(job_.relations->read_state().reshape({-1})));
+    if (entities_here) {
+      write_npy(dir + "/entity.npy", array_of(job_.entities->read_all()));
+      write_npy(dir + "/entity_state.npy", array_of(job_.entities->read_state().reshape({-1})));
+    }
+    nlohmann::json progress = config;
+    progress["step"] = step_;
+    write_text_file(dir + "/progress.json", progress.dump(2) + "\n");
+  };
+  state.load = [this, config, entities_here](const std::string& dir) {
+    const nlohmann::json progress = read_json_file(dir + "/progress.json", dir + " has no progress.json");
+    for (const char* key : {"model", "emb_size", "n_entities", "n_relations", "double_ent", "double_rel"})
+      if (progress.value(key, nlohmann::json()) != config.at(key))
+        fail("--resume: the checkpoint in {} has {} = {}, this run {}", dir, key,
+             progress.value(key, nlohmann::json()).dump(), config.at(key).dump());
+    job_.relations->write_all(read_rows(dir + "/relation.npy"), read_sums(dir + "/relation_state.npy"));
+    if (entities_here) job_.entities->write_all(read_rows(dir + "/entity.npy"), read_sums(dir + "/entity_state.npy"));
+  };
+  state.after_load = [this] { job_.broadcast_relations(); };  // only trainer 0 read the checkpoint
+  return state;
+}
+
+nlohmann::json KgeTask::final_record(double train_s) {
+  job_.entities->flush();
+  job_.barrier();
+  StepTimes all;
+  for (const StepTimes& t : total_) all.add(t);
+  const double world = job_.world_size(), seconds = std::max(1e-9, train_s);
+  nlohmann::json final = {{"model", o_.model_name}, {"dataset", job_.kg.name}, {"steps", o_.max_step},
+                          {"trainers", job_.world_size()}, {"workers", job_.worker_triples.size()},
+                          {"train_s", train_s},
+                          {"triples_per_s", static_cast<double>(all.triples) * world / seconds},
+                          // Job-wide, as triples_per_s (trainer 0's steps times the trainers).
+                          {"steps_per_s", static_cast<double>(all.steps) * world / seconds},
+                          {"sample_s", all.sample}, {"pull_s", all.pull}, {"compute_s", all.compute},
+                          {"push_s", all.push}, {"loss", all.steps ? all.loss / all.steps : 0.0}};
+  if (!last_valid_.is_null())
+    for (auto& [k, v] : last_valid_.items()) final[k] = v;
+  return final;
+}
+
+}  // namespace tessera::kge
