@@ -274,6 +274,7 @@ void bind_distributed(py::module_& m) {
     }
     return to_tensor(std::move(ids));
   });
+  m.def("even_range", [](int64_t n, int rank, int world) { return distributed::even_range(n, rank, world); });
   m.def("edge_split", [](const DistTensor& mask, bool force_even) {
     std::vector<int64_t> ids;
     {

@@ -1,5 +1,7 @@
 #include "tessera/distributed/node_split.h"
 
+#include <algorithm>
+
 #include "distributed/id_chunks.h"
 #include "tessera/distributed/dist_graph.h"
 #include "tessera/base/error.h"
@@ -31,19 +33,26 @@ std::vector<int64_t> split(Context& ctx, const DistTensor& mask, bool force_even
   // give nothing to trainers on client machines: split evenly instead.
   if (force_even || (!ctx.standalone() && !ctx.env().trainers_cover_partitions())) {
     const std::vector<int64_t> all = masked_ids(mask, 0, space.size());
-    const int64_t n = static_cast<int64_t>(all.size());
-    return std::vector<int64_t>(all.begin() + n * rank / world, all.begin() + n * (rank + 1) / world);
+    const auto [first, end] = even_range(static_cast<int64_t>(all.size()), rank, world);
+    return std::vector<int64_t>(all.begin() + first, all.begin() + end);
   }
   // This machine's partition, split among its trainers.
   const int part = ctx.local_part();
   const std::vector<int64_t> mine = masked_ids(mask, space.starts[part], space.starts[part + 1]);
-  const int64_t n = static_cast<int64_t>(mine.size());
   const int k = ctx.standalone() ? 1 : ctx.env().num_trainers;
   const int t_id = ctx.standalone() ? 0 : ctx.env().trainer_id;
-  return std::vector<int64_t>(mine.begin() + n * t_id / k, mine.begin() + n * (t_id + 1) / k);
+  const auto [first, end] = even_range(static_cast<int64_t>(mine.size()), t_id, k);
+  return std::vector<int64_t>(mine.begin() + first, mine.begin() + end);
 }
 
 }  // namespace
+
+std::pair<int64_t, int64_t> even_range(int64_t n, int rank, int world) {
+  if (world < 1 || rank < 0 || rank >= world) fail("internal: rank {} of {} ranks", rank, world);
+  const int64_t size = n / world, extra = n % world;
+  const int64_t first = rank * size + std::min<int64_t>(rank, extra);
+  return {first, first + size + (rank < extra ? 1 : 0)};
+}
 
 std::vector<int64_t> node_split(Context& ctx, const DistTensor& mask, bool force_even) {
   if (mask.spec().policy.rfind("node:", 0) != 0) fail("node_split: {} is not a node tensor", mask.name());

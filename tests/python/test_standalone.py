@@ -100,6 +100,17 @@ def test_node_split_follows_dgl(g):
     assert torch.equal(everything, torch.arange(1, 3000))
 
 
+def test_even_shares_are_dgls_and_cover_every_id():
+    for n in range(12):
+        for world in range(1, 5):
+            ranges = [tessera._C.even_range(n, rank, world) for rank in range(world)]
+            size, extra = divmod(n, world)
+            # The first n % world ranks take one more, and the ranges tile [0, n).
+            assert [end - first for first, end in ranges] == [size + (r < extra) for r in range(world)]
+            assert ranges[0][0] == 0 and ranges[-1][1] == n
+            assert all(ranges[r][1] == ranges[r + 1][0] for r in range(world - 1))
+
+
 def test_loader_yields_every_seed_once_with_chained_blocks(g):
     seeds = tdist.node_split(g.ndata["train_mask"], g.get_partition_book())
     sampler = tload.NeighborSampler([4, 3])

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/distributed/context.h"
@@ -24,6 +25,11 @@ namespace tessera::distributed {
 // no trainers, the split is even as with force_even. Returns type-local IDs,
 // sorted.
 std::vector<int64_t> node_split(Context& ctx, const DistTensor& mask, bool force_even = true);
+
+// DGL's even split of `n` items between `world` ranks: the positions
+// [first, second) that `rank` takes, in order; the first n % world ranks take
+// one more. Every split into equal shares goes through it (Python's included).
+std::pair<int64_t, int64_t> even_range(int64_t n, int rank, int world);
 std::vector<int64_t> edge_split(Context& ctx, const DistTensor& mask, bool force_even = true);
 
 class DistGraph;

@@ -8,11 +8,8 @@ from .tensor import DistTensor
 
 
 def _even_share(ids, rank, world):
-    """DGL's even split: shares differ by at most one, in ID order."""
-    n = len(ids)
-    size, remainder = divmod(n, world)
-    start = rank * size + min(rank, remainder)
-    end = start + size + (1 if rank < remainder else 0)
+    """DGL's even split, as the C++ node_split takes it: shares differ by at most one, in ID order."""
+    start, end = _C.even_range(len(ids), rank, world)
     return ids[start:end]
 
 

@@ -38,6 +38,8 @@ train = dgl.distributed.node_split(g.ndata["train_mask"], pb, force_even=True)
 sizes = torch.tensor([len(train)])
 dist.all_reduce(sizes)
 assert int(sizes) == int(g.ndata["train_mask"][torch.arange(n)].sum())
+# A mask read here splits as the servers' DistTensor does (one even split, the C++ one).
+assert torch.equal(torch.as_tensor(train), dgl.distributed.node_split(g.ndata["train_mask"][torch.arange(n)], pb))
 
 # Both trainers' gradients for the same row land (Adagrad on the servers).
 emb = dgl.distributed.DistEmbedding(n, 2, "shared-emb", init_func=lambda s, d: torch.zeros(s, dtype=d))
