@@ -13,6 +13,7 @@
 #include "tessera/base/error.h"
 #include "tessera/distributed/dist_embedding.h"
 #include "tessera/distributed/dist_tensor.h"
+#include "tessera/distributed/job_env.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/store/partition_store.h"
 
@@ -177,6 +178,8 @@ void bind_distributed(py::module_& m) {
   m.def("initialize", &initialize, py::arg("part_config"), py::arg("ip_config"), py::arg("standalone"),
         py::arg("num_threads"));
   m.def("is_initialized", [] { return g_context != nullptr; });
+  // Whether a launcher (or srun / mpirun with TESSERA_IP_CONFIG) gave this process a role in a job.
+  m.def("launched", [] { return distributed::JobEnv::from_environment().role != distributed::Role::kStandalone; });
   m.def("finalize", [] {
     if (g_context == nullptr) return;
     Context* ctx = g_context;

@@ -48,6 +48,8 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
   // sampled by its owner's servers.
   if (ctx.has_local_part()) local_ = csc_view(ctx.local());
   if (options_.fanouts.empty()) fail("sampling needs at least one layer's fanout");
+  for (const int64_t f : options_.fanouts)
+    if (f < -1) fail("fanout {}: a fanout is a count >= 0 or -1 (every in-edge)", f);
   if (!options_.weight.empty()) {
     if (ctx.config().etypes.size() != 1)
       fail("sampling by edge weight '{}' needs a graph with one edge type (this one has {})", options_.weight,

@@ -98,6 +98,11 @@ def test_node_split_follows_dgl(g):
     # DGL's quirk: any argument is a mask, so an arange leaves node 0 out.
     everything = tdist.node_split(np.arange(g.num_nodes()), g.get_partition_book(), force_even=True)
     assert torch.equal(everything, torch.arange(1, 3000))
+    # A column mask splits as a flat one; a mask of several values per ID is refused.
+    column = mask[torch.arange(3000)].reshape(-1, 1)
+    assert torch.equal(tdist.node_split(column, g.get_partition_book()), expected)
+    with pytest.raises(ValueError, match="one value per ID"):
+        tdist.node_split(torch.ones(3000, 2), g.get_partition_book())
 
 
 def test_even_shares_are_dgls_and_cover_every_id():
@@ -150,8 +155,11 @@ def test_full_neighbor_sampling_takes_every_in_edge(g):
     wide = tload.DistNodeDataLoader(g, seeds, tload.NeighborSampler([10 ** 6]), batch_size=5000)
     _, _, (other,) = next(iter(wide))
     assert torch.equal(block.in_degrees(), other.in_degrees())
+    # As in DGL, a fanout of 0 samples no neighbour; below -1 is an error.
+    _, _, (none,) = next(iter(tload.DistNodeDataLoader(g, seeds, tload.NeighborSampler([0]), batch_size=5000)))
+    assert none.num_edges() == 0 and none.num_dst_nodes() == len(seeds)
     with pytest.raises(ValueError, match="fanout"):
-        tload.NeighborSampler([0])
+        tload.NeighborSampler([-2])
     with pytest.raises(ValueError, match="same number"):
         tload.NeighborSampler([{"a": 1, "b": 2}])
 
@@ -228,3 +236,12 @@ def test_sampling_in_proportion_to_an_edge_feature(g):
         tload.NeighborSampler([4], prob=torch.ones(3))
     with pytest.raises(KeyError, match="no edge feature of that name .it has .'w'"):
         tload.DistNodeDataLoader(g, seeds, tload.NeighborSampler([4], prob="nope"))
+
+
+def test_the_role_comes_from_the_core_and_a_bad_one_is_named():
+    # Whether the process was launched is the C++ job environment's answer, so
+    # a TESSERA_ROLE it cannot read is refused with the variable named.
+    code = "import tessera.distributed as d\ntry:\n    d.initialize()\nexcept RuntimeError as e:\n    print(e)\n"
+    env = dict(python_env(), TESSERA_ROLE="bogus")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert "TESSERA_ROLE=bogus" in r.stdout, r.stdout + r.stderr

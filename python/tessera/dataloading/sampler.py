@@ -74,8 +74,8 @@ def _normalize(fanouts):
             per_etype = True
             f = values.pop()
         f = int(f)
-        if f == 0 or f < -1:
-            raise ValueError(f"fanouts[{i}] = {f}: a fanout is a positive count or -1 (all in-edges)")
+        if f < -1:
+            raise ValueError(f"fanouts[{i}] = {f}: a fanout is a count >= 0 or -1 (all in-edges)")
         out.append(f)
     if not out:
         raise ValueError("fanouts: give at least one layer")

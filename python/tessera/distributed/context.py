@@ -5,7 +5,6 @@ and exits when the job ends, as DGL's servers do). Without a launcher, in a plai
 runs standalone: the C++ core starts when the first DistGraph names its 1-partition config.
 """
 import atexit
-import os
 import sys
 import warnings
 
@@ -15,7 +14,7 @@ _state = {"pending": False, "failed": False, "hooked": False}
 
 
 def _launched():
-    return bool(os.environ.get("TESSERA_ROLE")) or bool(os.environ.get("TESSERA_IP_CONFIG"))
+    return _C.launched()
 
 
 def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_threads=1, use_graphbolt=False,

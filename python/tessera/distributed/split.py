@@ -1,4 +1,6 @@
 """node_split / edge_split: each trainer's share of a set of IDs (DGL's semantics)."""
+import math
+
 import numpy as np
 import torch
 
@@ -23,7 +25,9 @@ def _split(mask, force_even, node_trainer_ids, rank, c_split, what):
     if isinstance(mask, DistTensor):
         if node_trainer_ids is None and rank == own_rank:
             return c_split(mask._c, bool(force_even))
-        # Another trainer's share, or trainer IDs: read the mask here.
+        # Another trainer's share, or trainer IDs: read the mask here, held to the C++ split's rule.
+        if mask.dtype not in (torch.bool, torch.uint8) or math.prod(mask.shape[1:]) != 1:
+            raise ValueError(f"{what}: {mask.name} is not a bool mask (dtype {mask.dtype}, shape {tuple(mask.shape)})")
         mask = mask[torch.arange(len(mask))]
     elif not isinstance(mask, torch.Tensor):
         try:
@@ -33,7 +37,12 @@ def _split(mask, force_even, node_trainer_ids, rank, c_split, what):
                             f"({e})") from None
     # As DGL: whatever it holds, the argument is a mask, and its non-zero
     # positions are the IDs (so node_split(np.arange(n)) leaves out node 0).
-    ids = torch.nonzero(torch.as_tensor(mask)).flatten()
+    mask = torch.as_tensor(mask)
+    if mask.dim() > 1:
+        if math.prod(mask.shape[1:]) != 1:
+            raise ValueError(f"{what}: a mask has one value per ID, not shape {tuple(mask.shape)}")
+        mask = mask.reshape(len(mask))
+    ids = torch.nonzero(mask).flatten()
     if node_trainer_ids is not None:
         owners = node_trainer_ids[ids] if isinstance(node_trainer_ids, DistTensor) else \
             torch.as_tensor(node_trainer_ids)[ids]
@@ -43,7 +52,9 @@ def _split(mask, force_even, node_trainer_ids, rank, c_split, what):
 
 def node_split(nodes, partition_book=None, ntype="_N", rank=None, force_even=True, node_trainer_ids=None):
     """This trainer's share of the nodes a mask selects (a boolean DistTensor such as g.ndata['train_mask'], or
-    a tensor / array treated as a mask, as DGL does). Returns type-local IDs, sorted."""
+    a tensor / array treated as a mask, as DGL does). Returns type-local IDs, sorted. force_even=False (shares
+    of the trainer's own partition) applies to this trainer's share of a DistTensor; another rank's share, or
+    a mask held here, is split evenly."""
     return _split(nodes, force_even, node_trainer_ids, rank, _C.node_split, "node_split")
 
 

@@ -79,7 +79,7 @@ def _init_rows(c_tensor, init_func, shape, dtype):
     info = _C.job_info()
     rank, world = info["rank"], info["world_size"]
     rows = shape[0]
-    begin, end = rows * rank // world, rows * (rank + 1) // world
+    begin, end = _C.even_range(rows, rank, world)
     if end > begin:
         values = init_func((end - begin,) + tuple(shape[1:]), dtype)
         if not isinstance(values, torch.Tensor):
