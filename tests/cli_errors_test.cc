@@ -122,6 +122,9 @@ TEST_F(CliErrors, MalformedKnowledgeGraphs) {
   expect_partition_error(openke.path(), {"train2id.txt:3", "entity id 7 is not below the entity count 3"});
   std::ofstream(openke / "entity2id.txt") << "3\na\t0\nb\t1\na\t2\n";
   expect_partition_error(openke.path(), {"entity2id.txt:4", "duplicate name 'a'"});
+  // An id far past the names is an error, not an allocation of that many (found by the kg fuzz target).
+  std::ofstream(openke / "entity2id.txt") << "3\na\t0\nb\t1\nc\t066666669415209\n";
+  expect_partition_error(openke.path(), {"entity2id.txt:4", "id 66666669415209 is not below the file's 3 names"});
 }
 
 TEST_F(CliErrors, InspectFindsCorruption) {

@@ -5,6 +5,8 @@
 // int64 [n, 3] rows of (head, relation, tail).
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "formats.h"
 #include "io/text.h"
 #include "tessera/base/error.h"
@@ -27,9 +29,12 @@ class NameIndex {
     ids_.emplace(names_.back(), id);
     return id;
   }
-  // Adds a name with a given id; ids must come as a permutation of 0..n-1.
-  void insert(std::string_view name, int64_t id, const std::string& where) {
+  // Adds a name with a given id; ids must come as a permutation of 0..n-1
+  // for the file's n names, so an id of `count` or more is an error (a huge
+  // id in a bad file must not become an allocation).
+  void insert(std::string_view name, int64_t id, int64_t count, const std::string& where) {
     if (id < 0) fail("{}: negative id {}", where, id);
+    if (id >= count) fail("{}: id {} is not below the file's {} names (ids are 0..n-1)", where, id, count);
     if (!ids_.emplace(std::string(name), id).second) fail("{}: duplicate name '{}'", where, std::string(name));
     if (id >= static_cast<int64_t>(names_.size())) names_.resize(id + 1);
     if (!names_[id].empty()) fail("{}: duplicate id {}", where, id);
@@ -149,12 +154,16 @@ void read_id_triples(const std::string& path, bool has_count_line, const Columns
 // user-defined maps with their --delimiter).
 std::vector<std::string> read_name_map(const std::string& path, bool has_count_line, bool id_first,
                                        const std::string& separator) {
-  NameIndex index;
+  // Two passes over the lines read: the ids are checked against the number of names.
+  struct Entry {
+    std::string name;
+    int64_t id, line;
+  };
+  std::vector<Entry> entries;
   LineReader reader(path);
   std::string_view line;
   std::vector<std::string_view> fields;
   int64_t declared = -1;
-  int64_t n = 0;
   while (reader.next(&line)) {
     if (trim(line).empty()) continue;
     if (has_count_line && declared < 0) {
@@ -164,10 +173,12 @@ std::vector<std::string> read_name_map(const std::string& path, bool has_count_l
     split_fields(trim(line), separator, false, &fields);
     if (fields.size() != 2)
       fail("{}: expected '{}', found '{}'", reader.where(), id_first ? "id<SEP>name" : "name<SEP>id", std::string(line));
-    int64_t id = parse_int(fields[id_first ? 0 : 1], reader.where(), "(id)");
-    index.insert(fields[id_first ? 1 : 0], id, reader.where());
-    ++n;
+    const int64_t id = parse_int(fields[id_first ? 0 : 1], reader.where(), "(id)");
+    entries.push_back({std::string(fields[id_first ? 1 : 0]), id, reader.line_number()});
   }
+  const auto n = static_cast<int64_t>(entries.size());
+  NameIndex index;
+  for (const Entry& e : entries) index.insert(e.name, e.id, n, fmt::format("{}:{}", path, e.line));
   if (has_count_line && declared >= 0 && declared != n) fail("{}: first line declares {} names, file has {}", path, declared, n);
   for (size_t i = 0; i < index.names().size(); ++i)
     if (index.names()[i].empty()) fail("{}: ids are not contiguous: id {} is missing", path, i);
