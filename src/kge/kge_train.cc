@@ -11,7 +11,6 @@
 #include "kge_files.h"
 #include "kge_job.h"
 #include "kge_task.h"
-#include "tessera/distributed/job_env.h"
 #include "tessera/run/run_log.h"
 #include "tessera/base/error.h"
 #include "tessera/base/threads.h"
@@ -77,8 +76,9 @@ int run_kge_training(const KgeOptions& options) {
          "(--num_trainers)", o.num_proc);
   const nlohmann::json config = model_config(o, job.kg);
   if (job.logs()) fs::create_directories(o.save_path);
+  const train::CheckpointOptions co{o.checkpoint_interval, o.checkpoint_dir, o.keep_checkpoints, o.resume};
   run::RunLog log(job.logs() ? (fs::path(o.save_path) / "metrics.jsonl").string() : "", job.logs(),
-                    o.resume || distributed::launcher_restart() > 0);
+                  train::resuming(co));
   if (job.logs()) {
     nlohmann::json run = job.distributed() ? run::describe_job(*job.ctx)
                                            : nlohmann::json{{"graph_name", job.kg.name}, {"trainers", 1}, {"machines", 1}};
@@ -94,7 +94,6 @@ int run_kge_training(const KgeOptions& options) {
                        score->entity_dim(), score->relation_dim(), job.worker_triples.size(), threads));
 
   KgeTask task(job, o, *score, loss, threads);
-  train::CheckpointOptions co{o.checkpoint_interval, o.checkpoint_dir, o.keep_checkpoints, o.resume};
   train::TrainingCheckpoints checkpoints(job.ctx.get(), co,
                                          o.checkpoint_dir.empty() ? o.save_path + "/checkpoint" : o.checkpoint_dir, log,
                                          task.checkpoint_state(config));

@@ -26,12 +26,6 @@ std::string checkpoint_dir(const CheckpointOptions& o, const std::string& out_di
   return o.dir.empty() ? out_dir + "/checkpoints" : o.dir;
 }
 
-int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t>& intact) {
-  std::vector<int64_t> common = intact;
-  for (const auto& theirs : ctx.collectives().all_gather(intact)) common = held_by_both(common, theirs);
-  return common.empty() ? 0 : common.front();
-}
-
 CheckpointState dense_state(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
   CheckpointState state;
   state.save = [&model, &optimizer](const std::string& dir) {

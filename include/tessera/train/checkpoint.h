@@ -56,10 +56,6 @@ bool resuming(const CheckpointOptions& options);
 // --checkpoint-dir, or <out_dir>/checkpoints (the node-classification trainers' default).
 std::string checkpoint_dir(const CheckpointOptions& options, const std::string& out_dir);
 
-// Collective: the newest N in every trainer's `intact` list, or 0 when there
-// is none (start from the beginning).
-int64_t agree_on_checkpoint(distributed::Context& ctx, const std::vector<int64_t>& intact);
-
 // What a task keeps in its checkpoints and how it writes and reads it.
 struct CheckpointState {
   std::string unit = "epoch";  // what N counts: "epoch" or "step"

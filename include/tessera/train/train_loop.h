@@ -40,7 +40,9 @@ class TrainTask {
     return 0;
   }
   // Runs up to `steps` steps and returns how many ran: fewer only when an
-  // epoch ends. `stepped` is called after each step run on this thread.
+  // epoch ends. A task that runs its steps on the calling thread calls
+  // `stepped` after each (epoch runs draw their progress bar with it); one
+  // that runs them on worker threads (KGE) need not.
   virtual int64_t train(int64_t steps, const std::function<void()>& stepped) = 0;
   // At every TrainLoopOptions::sync_every steps and at the end: brings
   // replicas together (KGE's relations).
