@@ -1,4 +1,5 @@
-// The extension tessera._C: one binding file per part of the C++ library (distributed, partition book, sampling, nn), as
+// The extension tessera._C: one binding file per part of the C++ library (distributed, partition book, sampling,
+// graph services, nn), as
 // Marius's bindings are laid out. The Python layer above it is thin: it converts arguments, releases the GIL
 // around pulls, pushes and sampling, and hands tensors across without copies.
 #pragma once
@@ -17,6 +18,7 @@ distributed::Context& context();
 
 void bind_distributed(py::module_& m);
 void bind_sampling(py::module_& m);
+void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_partition_book(py::module_& m);
 

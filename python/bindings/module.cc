@@ -35,6 +35,7 @@ PYBIND11_MODULE(_C, m) {
   });
   bind_distributed(m);
   bind_sampling(m);
+  bind_graph(m);
   bind_nn(m);
   bind_partition_book(m);
 }

@@ -32,8 +32,16 @@ py::object optional_tensor(const Array& a) {
   return a.empty_handle() ? py::none() : py::cast(to_tensor(a));
 }
 
+// An edge batch's pairs: (edge IDs, sources, destinations, negative sources,
+// negative destinations), ends as positions in the batch's seeds.
+py::tuple edge_tuple(sampling::EdgeBatch&& e) {
+  return py::make_tuple(to_tensor(std::move(e.eids)), to_tensor(std::move(e.src)), to_tensor(std::move(e.dst)),
+                        to_tensor(std::move(e.neg_src)), to_tensor(std::move(e.neg_dst)));
+}
+
 // The next batch as (seeds, [blocks], features or None, labels or None,
-// {ntype: (positions, rows)}), or None at the end of the epoch.
+// {ntype: (positions, rows)}, edge pairs or None), or None at the end of
+// the epoch.
 py::object next_batch(DistDataLoader& loader) {
   auto batch = std::make_unique<sampling::MiniBatch>();
   bool more;
@@ -47,8 +55,60 @@ py::object next_batch(DistDataLoader& loader) {
   py::dict typed;
   for (sampling::TypedInputs& in : batch->inputs)
     typed[py::int_(in.ntype)] = py::make_tuple(to_tensor(std::move(in.positions)), to_tensor(in.rows));
+  const bool edges = !batch->edges.eids.empty();
   return py::make_tuple(to_tensor(std::move(batch->seeds)), blocks, optional_tensor(batch->features),
-                        optional_tensor(batch->labels), typed);
+                        optional_tensor(batch->labels), typed,
+                        edges ? py::object(edge_tuple(std::move(batch->edges))) : py::object(py::none()));
+}
+
+// A loader over edge IDs (DistEdgeDataLoader): negative_mode "", "per_source"
+// or "global"; exclude "", "self", "reverse_id" or "callback".
+std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, const torch::Tensor& eids_in,
+                                            int64_t batch_size, bool shuffle, bool drop_last, int num_samplers,
+                                            uint64_t seed, const std::string& negative_mode, int64_t k,
+                                            bool exclude_self_loops, bool replace, const std::string& exclude,
+                                            const torch::Tensor& reverse_eids, py::object exclude_callback) {
+  distributed::Context& ctx = context();
+  const torch::Tensor eids = id_tensor(eids_in, "edge IDs");
+  auto edges = std::make_shared<sampling::EdgeBatchOptions>();
+  using Mode = sampling::NegativeSampling::Mode;
+  using Exclude = sampling::EdgeBatchOptions::Exclude;
+  edges->negatives.mode = negative_mode.empty() ? Mode::kNone : negative_mode == "global" ? Mode::kGlobal : Mode::kPerSource;
+  edges->negatives.k = k;
+  edges->negatives.exclude_self_loops = exclude_self_loops;
+  edges->negatives.replace = replace;
+  edges->exclude = exclude.empty() ? Exclude::kNone
+                   : exclude == "self" ? Exclude::kSelf
+                   : exclude == "reverse_id" ? Exclude::kReverseId
+                                             : Exclude::kCallback;
+  if (edges->exclude == Exclude::kReverseId) {
+    const torch::Tensor r = id_tensor(reverse_eids, "reverse_eids");
+    edges->reverse_eids.assign(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
+  }
+  if (edges->exclude == Exclude::kCallback) {
+    // Called on a sampler thread: it takes the GIL, which the trainer's
+    // thread releases whenever it waits or runs libtorch.
+    auto fn = std::shared_ptr<py::object>(new py::object(std::move(exclude_callback)), [](py::object* o) {
+      py::gil_scoped_acquire acquire;
+      delete o;
+    });
+    edges->exclude_callback = [fn](const std::vector<int64_t>& batch) {
+      py::gil_scoped_acquire acquire;
+      py::object out = (*fn)(to_tensor(std::vector<int64_t>(batch)));
+      const torch::Tensor ids = id_tensor(out.cast<torch::Tensor>(), "the exclude function's edge IDs");
+      return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    };
+  }
+  sampling::LoaderOptions options;
+  options.batch_size = batch_size;
+  options.shuffle = shuffle;
+  options.drop_last = drop_last;
+  options.num_samplers = num_samplers;
+  options.seed = seed;
+  options.feature = options.label = "";
+  options.edges = std::move(edges);
+  return std::make_unique<DistDataLoader>(
+      ctx, sampler, std::vector<int64_t>(eids.data_ptr<int64_t>(), eids.data_ptr<int64_t>() + eids.numel()), options);
 }
 
 }  // namespace
@@ -86,6 +146,11 @@ void bind_sampling(py::module_& m) {
            py::arg("sampler"), py::arg("seeds"), py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"),
            py::arg("num_samplers"), py::arg("seed"), py::arg("seed_ntype") = "",
            py::arg("typed_inputs") = std::map<std::string, std::string>{}, py::keep_alive<1, 2>())
+      .def_static("for_edges", &edge_loader, py::arg("sampler"), py::arg("eids"), py::arg("batch_size"),
+                  py::arg("shuffle"), py::arg("drop_last"), py::arg("num_samplers"), py::arg("seed"),
+                  py::arg("negative_mode"), py::arg("k"), py::arg("exclude_self_loops"), py::arg("replace"),
+                  py::arg("exclude"), py::arg("reverse_eids"), py::arg("exclude_callback"),
+                  py::keep_alive<0, 1>())
       .def_property_readonly("batches_per_epoch", &DistDataLoader::batches_per_epoch)
       .def("start_epoch", [](DistDataLoader& l, int epoch) {
         py::gil_scoped_release release;

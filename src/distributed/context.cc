@@ -141,7 +141,12 @@ Context::~Context() {
 
 net::Client& Context::client() {
   if (!client_) fail("internal: no servers in standalone mode");
-  return *client_;
+  const std::thread::id self = std::this_thread::get_id();
+  if (self == owner_thread_) return *client_;
+  std::lock_guard<std::mutex> lock(threads_mutex_);
+  std::unique_ptr<net::Client>& mine = thread_clients_[self];
+  if (!mine) mine = connect();
+  return *mine;
 }
 
 std::unique_ptr<net::Client> Context::connect() const {
@@ -161,6 +166,7 @@ store::PartitionStore& Context::local() {
 
 store::LocalTensor* Context::local_tensor(const std::string& name) {
   if (!local_) return nullptr;
+  std::lock_guard<std::mutex> lock(threads_mutex_);
   return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
 }
 

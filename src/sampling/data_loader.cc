@@ -112,16 +112,21 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   const int64_t begin = batch_index * options_.batch_size;
   const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order_.size()));
   batch->index = batch_index;
-  batch->seeds.assign(order_.begin() + begin, order_.begin() + end);
-  std::sort(batch->seeds.begin(), batch->seeds.end());  // partition-major: groups requests, helps caches
-
   net::Client* client = worker.client ? worker.client.get() : (ctx_->standalone() ? nullptr : &ctx_->client());
   const Channel channel{client, worker_index};
   const uint64_t key = splitmix64(options_.seed ^ splitmix64((static_cast<uint64_t>(epoch_) << 32) ^
                                                             (static_cast<uint64_t>(ctx_->rank()) << 48) ^
                                                             static_cast<uint64_t>(batch_index)));
   Timer timer;
-  batch->blocks = sampler_->sample_blocks(batch->seeds, key, *worker.builder, channel);
+  EdgeExclusion exclusion;
+  if (options_.edges) {
+    plan_edge_batch(*ctx_, client, worker_index, *options_.edges, {order_.begin() + begin, order_.begin() + end}, key,
+                    &batch->edges, &batch->seeds, &exclusion);
+  } else {
+    batch->seeds.assign(order_.begin() + begin, order_.begin() + end);
+    std::sort(batch->seeds.begin(), batch->seeds.end());  // partition-major: groups requests, helps caches
+  }
+  batch->blocks = sampler_->sample_blocks(batch->seeds, key, *worker.builder, channel, &exclusion);
   batch->sample_s = timer.seconds();
   timer.reset();
   const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;

@@ -160,7 +160,8 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
 }
 
 std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>& seeds, uint64_t key,
-                                                      BlockBuilder& builder, const Channel& channel) const {
+                                                      BlockBuilder& builder, const Channel& channel,
+                                                      const EdgeExclusion* exclude) const {
   const int layers = num_layers();
   std::vector<Block> blocks(layers);
   const std::vector<int64_t>* dst = &seeds;
@@ -172,6 +173,7 @@ std::vector<Block> DistNeighborSampler::sample_blocks(const std::vector<int64_t>
     spec.key = layer_key(key, layer);
     if (options_.per_etype) spec.etype_fanouts.assign(ctx_->config().etypes.size(), options_.fanouts[layer]);
     sample_layer(*dst, spec, channel, &edges);
+    if (exclude != nullptr) remove_excluded(dst->data(), *exclude, &edges);
     Block& block = blocks[layer] = builder.build(*dst, std::move(edges));
     if (ctx_->config().ntypes.size() > 1) {
       block.src_ntypes.resize(block.src_nodes.size());

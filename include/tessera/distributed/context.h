@@ -12,8 +12,11 @@
 // launcher's, a config that does not match the job); local() and local_locks() fail where there is none.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/distributed/collectives.h"
@@ -69,6 +72,10 @@ class Context {
   store::PartitionStore& local();  // fails on a client machine
   Collectives& collectives() { return *collectives_; }
   Rendezvous* rendezvous() { return rendezvous_.get(); }
+  // The calling thread's connection to the servers: the Context's own on the
+  // thread that initialized it; on any other thread (a Python prefetch
+  // thread, a user's), one of that thread's own, made on first use and kept
+  // until the Context ends (ZeroMQ sockets belong to one thread).
   net::Client& client();
   // A connection of its own to every server, for another thread (ZeroMQ
   // sockets belong to one thread); indices match client()'s.
@@ -107,6 +114,9 @@ class Context {
   std::unique_ptr<Rendezvous> rendezvous_;
   std::unique_ptr<Collectives> collectives_;
   std::unique_ptr<net::Client> client_;
+  std::thread::id owner_thread_ = std::this_thread::get_id();
+  std::mutex threads_mutex_;  // guards thread_clients_ and the local tensor map
+  std::map<std::thread::id, std::unique_ptr<net::Client>> thread_clients_;
   std::vector<net::ServerAddress> addresses_;
   std::shared_ptr<const net::Security> security_;  // the job's keys, for connect()
   std::vector<std::vector<int>> servers_;  // [part][server] -> client index

@@ -1,10 +1,10 @@
 // DistGraph: the partitioned graph as a trainer sees it. Structure queries on the local partition are answered
-// from memory, others by its servers. Node and edge IDs here are the homogeneous (reshuffled) IDs; feature and
+// from memory, others by its servers, one request per owning partition. Node and edge IDs here are the homogeneous (reshuffled) IDs; feature and
 // embedding tensors are indexed per type, as in DGL.
 //
 // A DistGraph is a light view that keeps a pointer to its Context, which must outlive it and the DistTensor
 // handles it returns; query results are new vectors the caller owns. Nothing here is collective except
-// barrier(). It uses the Context's connection, so it belongs to the Context's thread. Errors are
+// barrier(). Queries go through the calling thread's connection (Context::client()), so any thread may ask. Errors are
 // tessera::Error: an ID out of range (naming the ID and the graph's size), a type omitted on a graph with
 // several, an unknown feature name, or a server that does not answer.
 #pragma once
@@ -37,8 +37,12 @@ class DistGraph {
   DistTensor edata(const std::string& name, const std::string& etype = "") const;
 
   std::vector<int64_t> in_degrees(const std::vector<int64_t>& nodes) const;
+  // Out-degrees ask every partition (a node's out-edges lie with their destinations).
+  std::vector<int64_t> out_degrees(const std::vector<int64_t>& nodes) const;
   // (sources, destinations) of edges, by edge ID.
   std::pair<std::vector<int64_t>, std::vector<int64_t>> find_edges(const std::vector<int64_t>& eids) const;
+  // Per pair, whether an edge src[i] -> dst[i] exists.
+  std::vector<bool> has_edges(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) const;
   void barrier() const { ctx_->barrier(); }
 
  private:

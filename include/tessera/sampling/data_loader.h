@@ -27,6 +27,7 @@
 #include "tessera/base/array.h"
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "tessera/sampling/edge_batch.h"
 #include "tessera/store/tensor.h"
 
 namespace tessera::sampling {
@@ -42,7 +43,8 @@ struct TypedInputs {
 
 struct MiniBatch {
   int64_t index = 0;           // within the epoch
-  std::vector<int64_t> seeds;  // output nodes (homogeneous IDs)
+  std::vector<int64_t> seeds;  // output nodes (homogeneous IDs); edge batches: their pairs' nodes, sorted
+  EdgeBatch edges;             // edge batches only: the pairs to score
   std::vector<Block> blocks;   // input layer first
   Array features;              // rows of blocks[0].src_nodes (empty if no feature was asked for)
   std::vector<TypedInputs> inputs;  // heterogeneous graphs: input rows by node type (types with nodes only)
@@ -69,11 +71,16 @@ struct LoaderOptions {
   // Rows of `feature` kept in this process (RemoteRowCache::build); used
   // when it caches the tensor the batches fetch. Loaders may share one.
   std::shared_ptr<const distributed::RemoteRowCache> feature_cache;
+  // Edge batches: the loader's items are edge IDs, and each batch's seeds are
+  // the nodes of its positive and negative pairs (plan_edge_batch). Null:
+  // node batches.
+  std::shared_ptr<const EdgeBatchOptions> edges;
 };
 
 class DistDataLoader {
  public:
-  // `seeds`: this trainer's share of the seed nodes (node_split).
+  // `seeds`: this trainer's share of the seed nodes (node_split), or of the
+  // edges with options.edges.
   DistDataLoader(distributed::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
                  LoaderOptions options);
   ~DistDataLoader();

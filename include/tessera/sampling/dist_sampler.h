@@ -18,6 +18,7 @@
 #include "tessera/distributed/context.h"
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/block_builder.h"
+#include "tessera/sampling/edge_exclusion.h"
 #include "tessera/sampling/neighbor_sampler.h"
 
 namespace tessera::sampling {
@@ -60,8 +61,9 @@ class DistNeighborSampler {
   // Blocks for `seeds` (unique homogeneous node IDs), input layer first.
   // `key` fixes every random choice: the same key and seeds give the same
   // blocks whichever thread samples them and however seeds are grouped.
+  // `exclude` (sealed), if given, is left out of every layer.
   std::vector<Block> sample_blocks(const std::vector<int64_t>& seeds, uint64_t key, BlockBuilder& builder,
-                                   const Channel& channel) const;
+                                   const Channel& channel, const EdgeExclusion* exclude = nullptr) const;
 
   // One layer's sample of `seeds` (any partitions), in seed order.
   void sample_layer(const std::vector<int64_t>& seeds, FanoutSpec spec, const Channel& channel,

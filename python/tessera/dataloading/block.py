@@ -7,6 +7,7 @@ per relation. Every array is a torch tensor that owns the C++ sampler's buffer.
 import torch
 
 from .. import EID, ETYPE, NID, NTYPE
+from .message_passing import MessagePassing
 
 
 class _Frame(dict):
@@ -48,7 +49,7 @@ class _Copies:
         return _Scope(self, self._frames())
 
 
-class Block(_Copies):
+class Block(_Copies, MessagePassing):
     """A DGLBlock with one source and one destination node type: number_of_src_nodes(), srcdata[dgl.NID],
     edges(), to(device), ...
 
@@ -176,6 +177,19 @@ class Block(_Copies):
         indices[rest] = self.indices
         eids[rest] = self._eids
         return Block(self._num_dst, self.src_nodes, indptr, indices, eids, self.dstdata[NID], self._canonical)
+
+    # --- message passing (message_passing.py): sources u, destinations v, by destination ---
+    def _mp_endpoints(self):
+        return self.indices, self.dst_of_edges()
+
+    def _mp_frames(self):
+        return self.srcdata, self.dstdata, self.edata
+
+    def _mp_num_dst(self):
+        return self._num_dst
+
+    def _mp_csr(self):
+        return self.indptr, self.indices
 
     def _copy(self, move):
         """The same block with every tensor passed through `move` and frames of its own."""

@@ -7,6 +7,9 @@ the names from the first batch's reads (or from NeighborSampler's prefetch_node_
 hands the prefetched rows to those reads. Only partition data is prefetched: it does not change during training,
 so a prefetched row is the row the read would have returned.
 """
+import queue
+import threading
+
 import torch
 
 from .. import NID, _C
@@ -90,31 +93,35 @@ class DistNodeDataLoader:
     def __iter__(self):
         self._c.start_epoch(self._epoch)
         self._epoch += 1
-        learn_feature = lambda nf: self._learn("feature", nf)  # noqa: E731
-        learn_label = lambda nf: self._learn("label", nf)  # noqa: E731
         while True:
             batch = self._c.next()
             if batch is None:
                 return
-            seeds, raw_blocks, features, labels, _ = batch
-            if self._seed_ntypes is not None:
-                blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
-                input_nodes = blocks[0].srcdata[NID]
-                output_nodes = {nt: blocks[-1].dstnodes[nt].data[NID] for nt in self._seed_ntypes}
-            else:
-                blocks = [_homogeneous_block(*b) for b in raw_blocks]
-                input_nodes = blocks[0].srcdata[NID]
-                output_nodes = seeds
-            if self._ntype is not None:
-                input_nodes._tessera_learn = learn_feature
-                output_nodes._tessera_learn = learn_label
-            if features is not None:
-                input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
-            if labels is not None:
-                output_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._label): labels}
-            if self._device is not None and self._device.type != "cpu":
-                blocks = [b.to(self._device) for b in blocks]
+            input_nodes, output_nodes, blocks, _ = self._unpack(batch)
             yield input_nodes, output_nodes, blocks
+
+    def _unpack(self, batch):
+        """(input_nodes, output_nodes, blocks, edge pairs or None) of a batch from the C++ loader, with the
+        prefetched rows attached to the node tensors the training loop indexes with."""
+        seeds, raw_blocks, features, labels, _, pairs = batch
+        if self._seed_ntypes is not None:
+            blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
+            input_nodes = blocks[0].srcdata[NID]
+            output_nodes = {nt: blocks[-1].dstnodes[nt].data[NID] for nt in self._seed_ntypes}
+        else:
+            blocks = [_homogeneous_block(*b) for b in raw_blocks]
+            input_nodes = blocks[0].srcdata[NID]
+            output_nodes = seeds
+        if self._ntype is not None:
+            input_nodes._tessera_learn = lambda nf: self._learn("feature", nf)
+            output_nodes._tessera_learn = lambda nf: self._learn("label", nf)
+        if features is not None:
+            input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
+        if labels is not None:
+            output_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._label): labels}
+        if self._device is not None and self._device.type != "cpu":
+            blocks = [b.to(self._device) for b in blocks]
+        return input_nodes, output_nodes, blocks, pairs
 
 
 def _homogeneous_block(num_dst, src_nodes, indptr, indices, eids, etypes, src_ntypes):
@@ -128,26 +135,81 @@ def _homogeneous_block(num_dst, src_nodes, indptr, indices, eids, etypes, src_nt
 
 class DistDataLoader:
     """DGL's generic DistDataLoader(dataset, batch_size, shuffle=False, collate_fn=None, drop_last=False): batches
-    of `dataset`'s items passed through collate_fn (such as a sampler's sample_blocks), on this thread."""
+    of `dataset`'s items passed through collate_fn (such as a sampler's sample_blocks).
+
+    collate_fn runs on a thread of its own, `queue_size` batches (default 2) ahead of the training loop, as DGL's
+    sampler processes run it: Tessera's graph services release the GIL while they sample, so sampling overlaps
+    training. The batch order is fixed by torch's random state when an epoch starts."""
 
     def __init__(self, dataset, batch_size, shuffle=False, collate_fn=None, drop_last=False, queue_size=None):
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        if queue_size is not None and int(queue_size) < 0:
+            raise ValueError(f"queue_size must be 0 or more, not {queue_size}")
         self.dataset = dataset
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.collate_fn = collate_fn or (lambda x: x)
         self.drop_last = drop_last
+        self.queue_size = 2 if queue_size is None else int(queue_size)
 
     def __len__(self):
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
+    def _items(self, order, b):
+        idx = order[b * self.batch_size:(b + 1) * self.batch_size]
+        if isinstance(self.dataset, torch.Tensor):
+            return self.dataset[idx]
+        if hasattr(self.dataset, "__array__") and not isinstance(self.dataset, (list, tuple)):
+            return self.dataset[idx.numpy()]
+        return [self.dataset[int(i)] for i in idx]
+
     def __iter__(self):
         n = len(self.dataset)
         order = torch.randperm(n) if self.shuffle else torch.arange(n)
-        for b in range(len(self)):
-            idx = order[b * self.batch_size:(b + 1) * self.batch_size]
-            items = self.dataset[idx] if isinstance(self.dataset, torch.Tensor) else [self.dataset[int(i)]
-                                                                                      for i in idx]
-            yield self.collate_fn(items)
+        batches = (self.collate_fn(self._items(order, b)) for b in range(len(self)))
+        if self.queue_size == 0:
+            yield from batches
+            return
+        yield from ahead(batches, self.queue_size)
+
+
+def ahead(iterator, depth):
+    """The items of `iterator`, produced on a thread of their own up to `depth` ahead of the consumer; its
+    exception is raised here, in order. Leaving the loop early stops the thread after the item it is on."""
+    items = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(entry):
+        while not stop.is_set():
+            try:
+                items.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in iterator:
+                if not put((item, None)):
+                    return
+            put((done, None))
+        except BaseException as e:  # noqa: B902 (handed to the consumer)
+            put((done, e))
+
+    thread = threading.Thread(target=produce, name="tessera-collate", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = items.get()
+            if item is done:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()

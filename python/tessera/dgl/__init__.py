@@ -3,10 +3,12 @@
     import dgl                      ->  import tessera.dgl as dgl
     import dgl.nn.pytorch as dglnn  ->  import tessera.dgl.nn.pytorch as dglnn
     from dgl.distributed import X   ->  from tessera.dgl.distributed import X
+    import dgl.function as fn       ->  import tessera.dgl.function as fn
 """
 from .. import EID, ETYPE, NID, NTYPE  # noqa: F401
 from ..dataloading.block import Block as DGLBlock  # noqa: F401
-from . import dataloading, distributed, nn  # noqa: F401
+from ..dataloading.transforms import to_block  # noqa: F401
+from . import dataloading, distributed, function, nn  # noqa: F401
 
 # A sampled block is the graph object a distributed training loop holds.
 DGLGraph = DGLBlock

@@ -1,7 +1,8 @@
 """tessera.distributed: dgl.distributed's API over Tessera's C++ core.
 
 initialize, DistGraph, DistTensor, DistEmbedding, node_split / edge_split, the partition book and its
-policies, the data loaders, and the sparse optimizers (tessera.distributed.optim).
+policies, the graph services (sample_neighbors, in_subgraph, find_edges, ...), the data loaders, and the sparse
+optimizers (tessera.distributed.optim).
 """
 from . import optim
 from .context import exit_client, initialize
@@ -11,11 +12,16 @@ from .partition_book import (EdgePartitionPolicy, GraphPartitionBook, NodePartit
 from .split import edge_split, node_split
 from .tensor import DistEmbedding, DistTensor
 
+_GRAPH_SERVICES = ("sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph")
+
 
 def __getattr__(name):
     # The loaders live in tessera.dataloading (which imports this package);
     # DGL exports them from dgl.distributed as well.
-    if name in ("DistNodeDataLoader", "DistDataLoader"):
+    if name in ("DistNodeDataLoader", "DistDataLoader", "DistEdgeDataLoader"):
         from .. import dataloading
         return getattr(dataloading, name)
+    if name in _GRAPH_SERVICES:
+        from . import graph_services
+        return getattr(graph_services, name)
     raise AttributeError(f"module 'tessera.distributed' has no attribute {name!r}")

@@ -166,6 +166,29 @@ class DistGraph(TypesOfBook):
     def edata(self):
         return self._edge_view(None)
 
+    # --- graph services (graph_services.py; imported here, since it needs the loaders' graph class) ---
+    def in_degrees(self, v="__ALL__", etype=None):
+        from .graph_services import in_degrees
+        return in_degrees(self, v)
+
+    def out_degrees(self, u="__ALL__", etype=None):
+        from .graph_services import out_degrees
+        return out_degrees(self, u)
+
+    def find_edges(self, edges, etype=None):
+        from .graph_services import find_edges
+        return find_edges(self, edges, etype)
+
+    def edge_subgraph(self, edges, relabel_nodes=True, store_ids=True):
+        from .graph_services import edge_subgraph
+        return edge_subgraph(self, edges, relabel_nodes, store_ids)
+
+    def sample_neighbors(self, seed_nodes, fanout, edge_dir="in", prob=None, exclude_edges=None, replace=False,
+                         etype_sorted=True, output_device=None):
+        from .graph_services import sample_neighbors
+        return sample_neighbors(self, seed_nodes, fanout, edge_dir, prob, exclude_edges, replace, etype_sorted,
+                                output_device)
+
     # --- the job ---
     def rank(self):
         return self._info["rank"]

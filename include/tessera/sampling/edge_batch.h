@@ -1,0 +1,61 @@
+// Edge mini-batches (DGL's DistEdgeDataLoader / EdgePredictionSampler): a batch of edge IDs becomes the pairs a
+// link predictor scores — the edges themselves and, for each, negatives drawn here in C++ — over one compact set
+// of nodes, whose blocks are then sampled with the batch's edges (and their reverses) left out.
+//
+// Plain values and one function; plan_edge_batch() uses the connection it is given (one per thread) and the
+// Context's read-only state, so sampler threads may call it at once. Errors are tessera::Error: an edge ID out
+// of range, a reverse edge ID out of range, or a server that does not answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tessera/distributed/context.h"
+#include "tessera/sampling/edge_exclusion.h"
+
+namespace tessera::net {
+class Client;
+}
+
+namespace tessera::sampling {
+
+struct NegativeSampling {
+  enum class Mode {
+    kNone,
+    kPerSource,  // DGL's Uniform / PerSourceUniform: k corrupted destinations per edge, its source kept
+    kGlobal,     // DGL's GlobalUniform: k * batch pairs drawn from all nodes that are not edges of the graph
+  };
+  Mode mode = Mode::kNone;
+  int64_t k = 0;
+  bool exclude_self_loops = true;  // kGlobal only
+  bool replace = false;            // kGlobal only: without it, no pair is drawn twice in a batch
+};
+
+struct EdgeBatchOptions {
+  NegativeSampling negatives;
+  enum class Exclude { kNone, kSelf, kReverseId, kCallback };
+  Exclude exclude = Exclude::kNone;
+  std::vector<int64_t> reverse_eids;  // kReverseId: reverse_eids[e] is edge e's reverse
+  // kCallback: the edge IDs to exclude for a batch's edges (DGL's callable
+  // `exclude`); called on a sampler thread, so it must be thread-safe.
+  std::function<std::vector<int64_t>(const std::vector<int64_t>& eids)> exclude_callback;
+};
+
+// The edge part of one batch. Positions index the batch's seed nodes (its
+// pair graphs' nodes and its last block's destinations).
+struct EdgeBatch {
+  std::vector<int64_t> eids;             // the positive edges, in batch order
+  std::vector<int64_t> src, dst;         // their ends
+  std::vector<int64_t> neg_src, neg_dst; // the negative pairs (empty without negative sampling)
+};
+
+// Finds the ends of `eids`, draws their negatives (every choice fixed by
+// `key`), and returns in *seeds the distinct nodes of all the pairs, sorted,
+// with the pairs as positions into them, and in *exclude (sealed) what the
+// blocks must leave out.
+void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotation, const EdgeBatchOptions& options,
+                     std::vector<int64_t> eids, uint64_t key, EdgeBatch* batch, std::vector<int64_t>* seeds,
+                     EdgeExclusion* exclude);
+
+}  // namespace tessera::sampling

@@ -1,0 +1,166 @@
+"""Run by test_graph_services.py, standalone or under `tessera launch`: DGL's graph services and the edge loader
+on a DistGraph, checked against the graph rebuilt by brute force from the partitioner's input and its ID maps.
+Every check is an assert; trainer 0 prints OK last."""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+import tessera.dgl as dgl
+import tessera.dgl.distributed  # noqa: F401
+from tessera.dgl.dataloading import negative_sampler
+
+part_config, data_dir = sys.argv[1], sys.argv[2]
+dgl.distributed.initialize("ip_config.txt")
+g = dgl.distributed.DistGraph("small", part_config=part_config)
+
+# The whole graph in the partition's IDs, from the input edges and the partitioner's maps.
+with open(part_config) as f:
+    config = json.load(f)
+base = os.path.dirname(part_config)
+orig_nids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
+                            for p in range(config["num_parts"])])
+orig_eids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_eids"]))
+                            for p in range(config["num_parts"])])
+with open(os.path.join(data_dir, "meta.json")) as f:
+    meta = json.load(f)
+edges = np.load(os.path.join(data_dir, meta["edge_types"][0]["edges"]))
+new_of_orig = np.empty_like(orig_nids)
+new_of_orig[orig_nids] = np.arange(len(orig_nids))
+SRC = torch.from_numpy(new_of_orig[edges[0][orig_eids]])
+DST = torch.from_numpy(new_of_orig[edges[1][orig_eids]])
+N, M = g.num_nodes(), g.num_edges()
+assert len(SRC) == M
+
+# find_edges, degrees.
+src, dst = g.find_edges(torch.arange(M))
+assert torch.equal(src, SRC) and torch.equal(dst, DST)
+assert torch.equal(dgl.distributed.find_edges(g, torch.tensor([5, 0]))[0], SRC[[5, 0]])
+assert torch.equal(g.in_degrees(), torch.bincount(DST, minlength=N))
+assert torch.equal(g.out_degrees(), torch.bincount(SRC, minlength=N))
+few = torch.tensor([7, 0, N - 1, 7])
+assert torch.equal(g.out_degrees(few), torch.bincount(SRC, minlength=N)[few])
+assert torch.equal(g.in_degrees(few), torch.bincount(DST, minlength=N)[few])
+
+# sample_neighbors: real in-edges with their IDs, min(fanout, degree) per node without replacement.
+torch.manual_seed(g.rank())
+seeds = torch.randperm(N)[:200]
+deg = torch.bincount(DST, minlength=N)
+for fanout in (0, 3, 10):
+    fr = dgl.distributed.sample_neighbors(g, seeds, fanout)
+    u, v = fr.edges()
+    e = fr.edata[dgl.EID]
+    assert fr.num_nodes() == N
+    assert torch.equal(SRC[e], u) and torch.equal(DST[e], v), "every frontier edge is the edge its EID names"
+    assert bool(torch.isin(v, seeds).all())
+    assert torch.equal(torch.bincount(v, minlength=N)[seeds], deg[seeds].clamp(max=fanout))
+    assert len(torch.unique(e)) == len(e)
+fr = g.sample_neighbors(seeds, 4, replace=True)
+assert torch.equal(torch.bincount(fr.edges()[1], minlength=N)[seeds], torch.where(deg[seeds] > 0, 4, 0))
+
+# fanout -1 and in_subgraph: exactly the in-edges; exclude_edges removes exactly those given.
+in_edges = torch.nonzero(torch.isin(DST, seeds)).flatten()
+for fr in (dgl.distributed.sample_neighbors(g, seeds, -1), dgl.distributed.in_subgraph(g, seeds)):
+    assert torch.equal(torch.sort(fr.edata[dgl.EID]).values, in_edges)
+dropped = in_edges[::3]
+fr = dgl.distributed.sample_neighbors(g, seeds, -1, exclude_edges=dropped)
+assert torch.equal(torch.sort(fr.edata[dgl.EID]).values, in_edges[~torch.isin(in_edges, dropped)])
+
+# to_block: destinations first, every block edge the frontier's edge.
+fr = dgl.distributed.sample_neighbors(g, seeds, 5)
+fr.edata["w"] = torch.arange(fr.num_edges(), dtype=torch.float32)
+block = dgl.to_block(fr, seeds)
+assert block.num_dst_nodes() == len(seeds)
+assert torch.equal(block.srcdata[dgl.NID][: len(seeds)], seeds)
+assert torch.equal(block.dstdata[dgl.NID], seeds)
+bu, bv = block.edges()
+be = block.edata[dgl.EID]
+assert torch.equal(SRC[be], block.srcdata[dgl.NID][bu]) and torch.equal(DST[be], block.dstdata[dgl.NID][bv])
+assert torch.equal(fr.edata[dgl.EID][block.edata["w"].long()], be), "edge data follows its edges"
+assert len(torch.unique(block.srcdata[dgl.NID])) == block.num_src_nodes()
+outside = dgl.to_block(fr, seeds, include_dst_in_src=False)
+ou, ov = outside.edges()
+assert torch.equal(SRC[outside.edata[dgl.EID]], outside.srcdata[dgl.NID][ou])
+assert set(outside.srcdata[dgl.NID].tolist()) == set(fr.edges()[0].tolist())
+
+# edge_subgraph: renumbered nodes, edges by ID.
+sub = g.edge_subgraph(torch.tensor([3, 9, 3 + M // 2]))
+su, sv = sub.edges()
+assert torch.equal(sub.ndata[dgl.NID][su], SRC[[3, 9, 3 + M // 2]])
+assert torch.equal(sub.ndata[dgl.NID][sv], DST[[3, 9, 3 + M // 2]])
+
+# The edge loader with reverse exclusion and full neighbourhoods: each layer's edges are exactly the in-edges
+# of its destinations less the batch's edges and their reverses.
+key = SRC * N + DST
+order = torch.argsort(key)
+rev_key = DST * N + SRC
+pos = torch.searchsorted(key[order], rev_key).clamp(max=M - 1)
+reverse = torch.where(key[order][pos] == rev_key, order[pos], torch.arange(M))
+train = dgl.distributed.edge_split(torch.ones(M, dtype=torch.bool), g.get_partition_book(), force_even=True)
+sampler = dgl.dataloading.MultiLayerFullNeighborSampler(2)
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, sampler, negative_sampler=negative_sampler.Uniform(3),
+                                            exclude="reverse_id", reverse_eids=reverse, batch_size=64,
+                                            shuffle=True)
+seen = []
+for step, (input_nodes, pair, neg, blocks) in enumerate(loader):
+    nodes = pair.ndata[dgl.NID]
+    eids = pair.edata[dgl.EID]
+    seen.append(eids)
+    pu, pv = pair.edges()
+    assert torch.equal(nodes[pu], SRC[eids]) and torch.equal(nodes[pv], DST[eids])
+    nu, nv = neg.edges()
+    assert torch.equal(neg.ndata[dgl.NID], nodes) and torch.equal(nu, pu.repeat_interleave(3))
+    assert torch.equal(blocks[-1].dstdata[dgl.NID], nodes) and torch.equal(input_nodes, blocks[0].srcdata[dgl.NID])
+    excluded = torch.cat([eids, reverse[eids]])
+    for block in blocks:
+        expected = torch.nonzero(torch.isin(DST, block.dstdata[dgl.NID]) & ~torch.isin(torch.arange(M), excluded))
+        assert torch.equal(torch.sort(block.edata[dgl.EID]).values, expected.flatten()), "exclusion is exact"
+    if step == 3:
+        break
+assert len(torch.unique(torch.cat(seen))) == len(torch.cat(seen))
+
+# Global negatives are not edges, nor self-loops.
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                            negative_sampler=negative_sampler.GlobalUniform(2), batch_size=50)
+_, pair, neg, _ = next(iter(loader))
+nu, nv = (neg.ndata[dgl.NID][x] for x in neg.edges())
+assert len(nu) > 0 and bool((nu != nv).all()) and not bool(torch.isin(nu * N + nv, key).any())
+
+# A DistDataLoader with the guide's collate function prepares batches on its own thread.
+def sample_blocks(batch):
+    batch = torch.as_tensor(batch)
+    frontier = dgl.distributed.sample_neighbors(g, batch, 5, replace=True)
+    return dgl.to_block(frontier, torch.sort(batch).values)
+
+train_nid = torch.nonzero(g.ndata["train_mask"][torch.arange(N)]).flatten()
+dl = dgl.distributed.DistDataLoader(dataset=train_nid.numpy(), batch_size=32, collate_fn=sample_blocks,
+                                    shuffle=True, drop_last=False)
+total = 0
+for block in dl:
+    feats = g.ndata["feat"][block.srcdata[dgl.NID]]  # the main thread reads while the next batch samples
+    assert feats.shape[0] == block.num_src_nodes()
+    total += block.num_dst_nodes()
+assert total == len(train_nid) and len(dl) == (len(train_nid) + 31) // 32
+
+# Bad input: a clear error, nothing sampled.
+def raises(kind, fn, *words):
+    try:
+        fn()
+    except kind as e:
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError(f"expected {kind.__name__}")
+
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id"), "reverse_eids")
+raises(IndexError, lambda: dgl.dataloading.DistEdgeDataLoader(g, torch.tensor([M]), sampler), str(M))
+raises(ValueError, lambda: negative_sampler.Uniform(0), "at least 1")
+raises(IndexError, lambda: g.find_edges(torch.tensor([-1])), "-1")
+raises(IndexError, lambda: dgl.distributed.sample_neighbors(g, torch.tensor([N]), 3), str(N))
+raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, seeds, {"nope": 3}), "nope")
+raises(KeyError, lambda: dgl.dataloading.DistEdgeDataLoader(g, {"nope": train}, sampler), "nope")
+raises(ValueError, lambda: dgl.to_block(fr, seeds[:5]), "not among")
+if g.rank() == 0:
+    print("OK")
