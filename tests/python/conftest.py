@@ -123,3 +123,15 @@ def cora(tmp_path_factory):
     tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", "2", "--balance-train",
             "--balance-edges", "--out", str(d / "p2"))
     return d
+
+
+@pytest.fixture(scope="session")
+def cora_dgl_names(tmp_path_factory):
+    """Cora in 2 partitions with the node data named as DGL's example scripts read it (features, labels)."""
+    src = shared("node/cora")
+    d = tmp_path_factory.mktemp("cora_dgl")
+    tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", "2", "--balance-train",
+            "--balance-edges", "--rename", "feat=features,label=labels", "--out", str(d / "p2"))
+    tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", "1", "--rename",
+            "feat=features,label=labels", "--out", str(d / "p1"))
+    return d

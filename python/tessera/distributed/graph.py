@@ -90,6 +90,11 @@ class _TypeViews:
         return _TypeView(g._edge_view(type_name))
 
 
+class _Client:
+    def barrier(self):
+        _C.barrier()
+
+
 class DistGraph(TypesOfBook):
     """DistGraph(graph_name, gpb=None, part_config=None): the partitioned graph.
 
@@ -195,6 +200,11 @@ class DistGraph(TypesOfBook):
 
     def barrier(self):
         _C.barrier()
+
+    @property
+    def _client(self):
+        """DGL's KVClient handle: DGL's own example scripts call g._client.barrier()."""
+        return _Client()
 
     def get_partition_book(self):
         return self._book

@@ -99,6 +99,13 @@ rev_key = DST * N + SRC
 pos = torch.searchsorted(key[order], rev_key).clamp(max=M - 1)
 reverse = torch.where(key[order][pos] == rev_key, order[pos], torch.arange(M))
 train = dgl.distributed.edge_split(torch.ones(M, dtype=torch.bool), g.get_partition_book(), force_even=True)
+# edge_split as DGL splits: a mask's non-zero IDs, shares in ID order differing by at most one, covering all.
+world = int(os.environ.get("WORLD_SIZE", "1"))
+mask = torch.arange(M) % 3 != 0
+shares = [dgl.distributed.edge_split(mask, g.get_partition_book(), rank=r, force_even=True) for r in range(world)]
+assert torch.equal(torch.cat(shares), torch.nonzero(mask).flatten())
+assert max(map(len, shares)) - min(map(len, shares)) <= 1
+assert torch.equal(shares[g.rank()], dgl.distributed.edge_split(mask, g.get_partition_book(), force_even=True))
 sampler = dgl.dataloading.MultiLayerFullNeighborSampler(2)
 loader = dgl.dataloading.DistEdgeDataLoader(g, train, sampler, negative_sampler=negative_sampler.Uniform(3),
                                             exclude="reverse_id", reverse_eids=reverse, batch_size=64,
