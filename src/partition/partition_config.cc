@@ -117,6 +117,8 @@ PartitionConfig PartitionConfig::load(const std::string& json_path) {
     if (j.contains("node_feat_schema")) c.node_feat_schema = read_schema(j["node_feat_schema"], w + ": node_feat_schema");
     if (j.contains("edge_feat_schema")) c.edge_feat_schema = read_schema(j["edge_feat_schema"], w + ": edge_feat_schema");
     if (j.contains("extra")) c.extra = j["extra"].get<std::map<std::string, std::string>>();
+    if (j.contains("held_out_edges"))
+      c.held_out_edges = j["held_out_edges"].get<std::map<std::string, std::string>>();
     if (j.contains("node_names")) c.node_names = j["node_names"].get<std::map<std::string, std::string>>();
     c.relation_names = j.value("relation_names", "");
     for (int p = 0; p < c.num_parts; ++p) {
@@ -163,6 +165,7 @@ std::string PartitionConfig::to_json() const {
   j["node_feat_schema"] = write_schema(node_feat_schema);
   j["edge_feat_schema"] = write_schema(edge_feat_schema);
   if (!extra.empty()) j["extra"] = extra;
+  if (!held_out_edges.empty()) j["held_out_edges"] = held_out_edges;
   if (!node_names.empty()) j["node_names"] = node_names;
   if (!relation_names.empty()) j["relation_names"] = relation_names;
   for (int p = 0; p < num_parts; ++p) {

@@ -5,6 +5,7 @@
 //   part<p>/node_feat/<ntype>/<name>.npy              rows of owned nodes, new-ID order
 //   part<p>/edge_feat/<etype>/<name>.npy              rows of owned edges, new-ID order
 //   extra/<name>.npy, names/<ntype>.txt, relation_names.txt (dataset-level, original IDs)
+//   held_out/<split>_edges.npy         link prediction's held-out pairs, new IDs
 #include <algorithm>
 #include <filesystem>
 
@@ -152,6 +153,20 @@ PartitionReport partition_dataset(const Dataset& d, const PartitionOptions& opti
     }
   }
 
+  if (!d.held_out_edges.empty()) {
+    // One node type: original homogeneous IDs are type-local ones.
+    std::vector<int64_t> new_of_orig(r.orig_nid.size());
+    for (size_t i = 0; i < r.orig_nid.size(); ++i) new_of_orig[r.orig_nid[i]] = static_cast<int64_t>(i);
+    for (const auto& [split, pairs] : d.held_out_edges) {
+      std::vector<int64_t> renamed(pairs.data<int64_t>(), pairs.data<int64_t>() + pairs.numel());
+      for (int64_t& v : renamed) v = new_of_orig.at(v);
+      const std::string file = "held_out/" + split + "_edges.npy";
+      NpyWriter w(join(out.subdir("held_out"), split + "_edges.npy"), DType::kInt64, {pairs.rows(), 2});
+      w.append(renamed.data(), renamed.size() * sizeof(int64_t));
+      w.finish();
+      config.held_out_edges[split] = file;
+    }
+  }
   for (const auto& [key, a] : d.extra) {
     write_npy(join(out.subdir("extra"), key + ".npy"), a);
     config.extra[key] = "extra/" + key + ".npy";

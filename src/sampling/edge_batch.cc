@@ -68,6 +68,13 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
   batch->neg_src.clear();
   batch->neg_dst.clear();
   distributed::find_edges(ctx, client, rotation, batch->eids.data(), n, batch->src.data(), batch->dst.data());
+  exclude->eids.clear();
+  exclude->ends.clear();
+  if (options.exclude == EdgeBatchOptions::Exclude::kSelfAndReverse)
+    for (int64_t i = 0; i < n; ++i) {
+      exclude->ends.push_back({batch->src[i], batch->dst[i], 0});
+      exclude->ends.push_back({batch->dst[i], batch->src[i], 0});
+    }
 
   Rng rng(key, 0x6e6567);  // "neg"
   const NegativeSampling& neg = options.negatives;
@@ -81,10 +88,9 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
   seeds->erase(std::unique(seeds->begin(), seeds->end()), seeds->end());
   for (auto* ids : {&batch->src, &batch->dst, &batch->neg_src, &batch->neg_dst}) to_positions(*seeds, ids);
 
-  exclude->eids.clear();
-  exclude->ends.clear();
   switch (options.exclude) {
     case EdgeBatchOptions::Exclude::kNone:
+    case EdgeBatchOptions::Exclude::kSelfAndReverse:  // its ends are set above, from node IDs
       break;
     case EdgeBatchOptions::Exclude::kSelf:
       exclude->eids = batch->eids;

@@ -71,6 +71,8 @@ void add_partition_command(CLI::App& app) {
   auto no_reverse = std::make_shared<bool>(false);
   auto rename = std::make_shared<std::string>();
   auto dry_run = std::make_shared<bool>(false);
+  auto valid_edges = std::make_shared<double>(0.0);
+  auto test_edges = std::make_shared<double>(0.0);
   auto ip_config = std::make_shared<std::string>();
   auto mpirun = std::make_shared<std::string>("mpirun");
   auto ssh = std::make_shared<launch::SshOptions>();
@@ -95,6 +97,11 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--rename", *rename,
                   "rename node data, OLD=NEW[,OLD=NEW...] (DGL's example scripts read features / labels: "
                   "--rename feat=features,label=labels)");
+  cmd->add_option("--valid-edges,--valid_edges", *valid_edges,
+                  "link prediction: hold out this share (below 1) or count of the graph's connected node pairs, "
+                  "both directions, as validation edges recorded in the partition (default 0)");
+  cmd->add_option("--test-edges,--test_edges", *test_edges,
+                  "link prediction: the same for test edges (default 0); --seed picks them");
   cmd->add_flag("--json", *as_json, "print the report as one JSON object (phase times, edge cut, peak RSS)");
   cmd->add_flag("--dry-run,--dry_run", *dry_run,
                 "--method parmetis: print the memory each rank will need, and stop before reading any edge");
@@ -102,7 +109,8 @@ void add_partition_command(CLI::App& app) {
                   "--method parmetis: start one rank on each machine of this file (mpirun over ssh)");
   cmd->add_option("--mpirun", *mpirun, "the mpirun that --ip-config runs");
   add_ssh_flags(cmd, *ssh);
-  cmd->callback([options, read, input, as_json, add_reverse, no_reverse, rename, dry_run, ip_config, mpirun, ssh] {
+  cmd->callback([options, read, input, as_json, add_reverse, no_reverse, rename, dry_run, ip_config, mpirun, ssh,
+                 valid_edges, test_edges] {
     check_partition_options(*options);
     const bool chunked = (read->format == "auto" || read->format.empty() ? detect_format(*input) : read->format) ==
                          "chunked";
@@ -110,9 +118,9 @@ void add_partition_command(CLI::App& app) {
       if (!chunked)
         fail("--method parmetis reads DGL's chunked format (a folder with metadata.json); {} is not one: write "
              "it with `tessera gen ... --layout chunked` or DGL's tools/chunk_graph.py", *input);
-      if (*add_reverse || !rename->empty())
-        fail("--add-reverse and --rename are not available with distributed partitioning: add the reverse "
-             "edges or rename the arrays in the chunked input");
+      if (*add_reverse || !rename->empty() || *valid_edges != 0 || *test_edges != 0)
+        fail("--add-reverse, --rename, --valid-edges and --test-edges are not available with distributed "
+             "partitioning: prepare the chunked input instead");
       if (!ip_config->empty()) {
         // The ranks get absolute paths: ssh starts them in the same folder only where it exists.
         std::vector<std::string> args = {"--input", fs::absolute(*input).string(), "--out",
@@ -148,6 +156,11 @@ void add_partition_command(CLI::App& app) {
     // inverse they would receive no messages.
     if (*add_reverse || (how.format == "rdf" && !*no_reverse)) add_reverse_edges(&d);
     if (!rename->empty()) rename_node_data(&d, *rename);
+    hold_out_edges(&d, *valid_edges, *test_edges, options->seed);
+    if (!d.held_out_edges.empty())
+      fmt::print(stderr, "held out {} validation and {} test edges (both directions) for link prediction\n",
+                 d.held_out_edges.count("valid") ? d.held_out_edges["valid"].rows() : 0,
+                 d.held_out_edges.count("test") ? d.held_out_edges["test"].rows() : 0);
     PartitionOptions o = *options;
     if (o.graph_name.empty()) o.graph_name = d.name;
     const double read_s = timer.seconds();

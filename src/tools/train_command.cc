@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tools/node_train_flags.h"
+#include "tessera/train/link_train.h"
 #include "tessera/train/rgcn_train.h"
 #include "tessera/train/sage_train.h"
 #include "tools/commands.h"
@@ -63,6 +64,21 @@ void add_rgcn(CLI::App& train) {
   cmd->callback([o, ignored, ignored_flag] { run_trainer(*o, &train::run_rgcn_training); });
 }
 
+void add_link(CLI::App& train) {
+  auto o = std::make_shared<train::LinkTrainOptions>();
+  CLI::App* cmd = train.add_subcommand(
+      "link", "link prediction: GraphSAGE embeddings scored by a dot product or an MLP, ranked on held-out edges "
+              "(DGL's unsupervised GraphSAGE, OGB's link protocol)");
+  tools::add_node_train_flags(cmd, *o, "link");
+  cmd->add_option("--decoder", o->decoder, "dot (default) or mlp: how a pair of embeddings is scored");
+  cmd->add_option("--num-negs,--num_negs", o->num_negs, "negative destinations per training edge (default 1)");
+  cmd->add_option("--eval-negatives,--eval_negatives", o->eval_negatives,
+                  "negative destinations each held-out edge is ranked against (default 100)");
+  cmd->add_option("--exclude", o->exclude,
+                  "edges left out of a batch's blocks: reverse (the batch's edges both ways, default), self or none");
+  cmd->callback([o] { run_trainer(*o, &train::run_link_training); });
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app) {
@@ -73,6 +89,7 @@ void add_train_command(CLI::App& app) {
   train->require_subcommand(1);
   add_sage(*train);
   add_rgcn(*train);
+  add_link(*train);
 }
 
 }  // namespace tessera

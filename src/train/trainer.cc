@@ -48,18 +48,27 @@ StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& op
   Timer t;
   const torch::Tensor logits = forward();
   const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
-  optimizer.zero_grad();
-  loss.backward();
   r.compute_s = t.seconds();
+  apply_gradients(model, optimizer, coll, loss, &r);
   t.reset();
-  distributed::allreduce_gradients(model, coll);
-  r.allreduce_s = t.seconds();
-  t.reset();
-  optimizer.step();
   r.correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
   r.loss = loss.item<double>();
   r.compute_s += t.seconds();
   return r;
+}
+
+void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
+                     const torch::Tensor& loss, StepResult* r) {
+  Timer t;
+  optimizer.zero_grad();
+  loss.backward();
+  r->compute_s += t.seconds();
+  t.reset();
+  distributed::allreduce_gradients(model, coll);
+  r->allreduce_s += t.seconds();
+  t.reset();
+  optimizer.step();
+  r->compute_s += t.seconds();
 }
 
 void PhaseTimes::add(const PhaseTimes& o) {

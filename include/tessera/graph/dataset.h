@@ -46,6 +46,9 @@ struct Dataset {
   // Dataset-level arrays that are not per node or edge, for example a KG's
   // "valid_triples" / "test_triples" (int64 [n, 3]: head, relation, tail).
   std::map<std::string, Array> extra;
+  // Link prediction's held-out node pairs ("valid", "test": int64 [n, 2],
+  // homogeneous IDs), taken out of edge_types by hold_out_edges().
+  std::map<std::string, Array> held_out_edges;
   std::vector<std::string> relation_names;  // KG relation names by relation id
 
   int node_type_index(const std::string& name) const;  // -1 when absent

@@ -42,6 +42,13 @@ std::vector<int32_t> random_assignment(const Dataset& dataset, const PartitionOp
 // so a bad flag fails at once rather than after reading a large graph.
 void check_partition_options(const PartitionOptions& options);
 
+// Link prediction: takes `valid` and `test` edges (a fraction of the graph's
+// connected node pairs when below 1, else a count) out of a graph with one
+// node and one edge type — both directions of each pair — into
+// dataset->held_out_edges, chosen by `seed`. Errors name --valid-edges /
+// --test-edges: more edges than the graph can give, a typed graph.
+void hold_out_edges(Dataset* dataset, double valid, double test, uint64_t seed);
+
 // Assigns, reshuffles and writes `dataset` to options.out_dir (atomically).
 PartitionReport partition_dataset(const Dataset& dataset, const PartitionOptions& options);
 

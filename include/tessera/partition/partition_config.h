@@ -43,6 +43,9 @@ struct PartitionConfig {
   std::map<std::string, std::map<std::string, ArraySchema>> node_feat_schema;  // ntype -> name -> schema
   std::map<std::string, std::map<std::string, ArraySchema>> edge_feat_schema;  // etype -> name -> schema
   std::map<std::string, std::string> extra;       // dataset-level arrays
+  // Link prediction's held-out node pairs by split ("valid", "test"):
+  // int64 [n, 2] .npy files in the partition's node IDs.
+  std::map<std::string, std::string> held_out_edges;
   std::map<std::string, std::string> node_names;  // ntype -> names file
   std::string relation_names;                     // KG relation names file, or ""
   std::vector<PartitionFiles> parts;

@@ -34,7 +34,9 @@ struct NegativeSampling {
 
 struct EdgeBatchOptions {
   NegativeSampling negatives;
-  enum class Exclude { kNone, kSelf, kReverseId, kCallback };
+  // kSelfAndReverse: every edge joining a batch pair's nodes, either way (the
+  // reverse without a reverse-ID map; what `tessera train link` leaves out).
+  enum class Exclude { kNone, kSelf, kReverseId, kSelfAndReverse, kCallback };
   Exclude exclude = Exclude::kNone;
   std::vector<int64_t> reverse_eids;  // kReverseId: reverse_eids[e] is edge e's reverse
   // kCallback: the edge IDs to exclude for a batch's edges (DGL's callable

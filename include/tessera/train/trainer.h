@@ -42,6 +42,12 @@ struct StepResult {
   double sparse_s = 0;                  // the push of embedding gradients, if the step has one
 };
 
+// Backward of `loss`, the gradient all-reduce over the trainers and the
+// optimizer's step: the end of every task's step. Adds the backward and step
+// time to r->compute_s and the all-reduce's to r->allreduce_s.
+void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
+                     const torch::Tensor& loss, StepResult* r);
+
 // Cross-entropy of forward()'s logits against `labels`, backward, gradient
 // all-reduce over the trainers, and the optimizer's step, timed.
 StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,

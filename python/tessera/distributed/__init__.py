@@ -12,7 +12,8 @@ from .partition_book import (EdgePartitionPolicy, GraphPartitionBook, NodePartit
 from .split import edge_split, node_split
 from .tensor import DistEmbedding, DistTensor
 
-_GRAPH_SERVICES = ("sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph")
+_GRAPH_SERVICES = ("sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph",
+                   "held_out_edges")
 
 
 def __getattr__(name):

@@ -120,4 +120,21 @@ def edge_subgraph(g, edges, relabel_nodes=True, store_ids=True):
     return Graph(src, dst, g.num_nodes(), eids=eids if store_ids else None)
 
 
+def held_out_edges(g, split):
+    """The held-out node pairs `split` ("valid" or "test") that `tessera partition --valid-edges / --test-edges`
+    took out of the graph and recorded in the partition, as (sources, destinations) in g's node IDs; None when
+    the partition has none."""
+    import json
+    import os
+
+    import numpy as np
+    path = g._info["part_config"]
+    with open(path) as f:
+        files = json.load(f).get("held_out_edges", {})
+    if split not in files:
+        return None
+    pairs = torch.from_numpy(np.load(os.path.join(os.path.dirname(path), files[split])))
+    return pairs[:, 0].contiguous(), pairs[:, 1].contiguous()
+
+
 __all__ = ["sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph", "EID"]

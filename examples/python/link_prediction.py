@@ -1,0 +1,168 @@
+"""Link prediction, written as a DGL user writes it: GraphSAGE embeddings (tessera.nn's SAGEConv) scored by a dot
+product or an MLP, trained on edge mini-batches (DistEdgeDataLoader: uniform negatives, the batch's edges and
+their reverses left out of its blocks), and ranked on the held-out edges `tessera partition --valid-edges /
+--test-edges` recorded (OGB's protocol: MRR, Hits@k against uniform negative destinations).
+
+    tessera partition --input cora --graph-name cora --num-parts 2 --valid-edges 0.05 --test-edges 0.1 --out lp
+    tessera launch --ip-config ip_config.txt --part-config lp/cora.json --num-trainers 1 --num-samplers 1 \\
+        "python3 examples/python/link_prediction.py --graph-name cora --ip-config ip_config.txt \\
+         --part-config lp/cora.json"
+
+The model and flags are `tessera train link`'s, so the two can be compared directly.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import tessera.dataloading as tload
+import tessera.distributed as tdist
+import tessera.nn as tnn
+
+import common
+
+
+class Encoder(nn.Module):
+    """GraphSAGE with mean aggregation: ReLU and dropout between layers, the embedding out of the last."""
+
+    def __init__(self, in_feats, hidden, layers, dropout):
+        super().__init__()
+        dims = [in_feats] + [hidden] * layers
+        self.layers = nn.ModuleList(tnn.SAGEConv(dims[i], dims[i + 1], "mean") for i in range(layers))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, blocks, x):
+        h = x
+        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
+            h = layer(block, h)
+            if i != len(self.layers) - 1:
+                h = self.dropout(F.relu(h))
+        return h
+
+
+class Decoder(nn.Module):
+    """The score of a pair: <h_u, h_v>, or an MLP over h_u * h_v."""
+
+    def __init__(self, kind, dim):
+        super().__init__()
+        self.kind = kind
+        if kind == "mlp":
+            self.hidden, self.out = nn.Linear(dim, dim), nn.Linear(dim, 1)
+
+    def forward(self, hu, hv):
+        if self.kind == "dot":
+            return (hu * hv).sum(1)
+        return self.out(F.relu(self.hidden(hu * hv))).squeeze(1)
+
+
+class LinkModel(nn.Module):
+    def __init__(self, in_feats, args):
+        super().__init__()
+        self.encoder = Encoder(in_feats, args.num_hidden, args.num_layers, args.dropout)
+        self.decoder = Decoder(args.decoder, args.num_hidden)
+
+    def forward(self, blocks, x, pair_graph, neg_graph):
+        h = self.encoder(blocks, x)
+        (pu, pv), (nu, nv) = pair_graph.edges(), neg_graph.edges()
+        return self.decoder(h[pu], h[pv]), self.decoder(h[nu], h[nv])
+
+
+def reverse_edge_ids(g):
+    """reverse[e]: the ID of the edge that joins e's ends the other way (e itself when there is none)."""
+    n, m = g.num_nodes(), g.num_edges()
+    src, dst = g.find_edges(torch.arange(m))
+    key, reverse_key = src * n + dst, dst * n + src
+    order = torch.argsort(key)
+    at = torch.searchsorted(key[order], reverse_key).clamp(max=m - 1)
+    return torch.where(key[order][at] == reverse_key, order[at], torch.arange(m))
+
+
+def embed_all(g, model, args):
+    """Every node's embedding, each trainer its share, in a DistTensor every trainer reads."""
+    nodes = tdist.node_split(torch.ones(g.num_nodes(), dtype=torch.bool), g.get_partition_book(), force_even=True)
+    out = tdist.DistTensor((g.num_nodes(), args.num_hidden), torch.float32, "link-embeddings")
+    loader = common.eval_loader(g, nodes, common.fanouts(args.eval_fan_out, args.num_layers), args.eval_batch_size)
+    for input_nodes, seeds, blocks in loader:
+        out[seeds] = model.encoder(blocks, g.ndata[args.feature][input_nodes])
+    g.barrier()
+    return out
+
+
+def rank(g, model, pairs, args, launched):
+    """MRR and Hits@{1,10,50} of this trainer's share of `pairs`, against uniform negatives, summed over
+    trainers. Ties count half."""
+    if pairs is None:
+        return {}
+    model.eval()
+    with torch.no_grad():
+        emb = embed_all(g, model, args)
+        src, dst = pairs
+        share = tdist.node_split(torch.ones(len(src), dtype=torch.bool), g.get_partition_book(), force_even=True)
+        sums = torch.zeros(5, dtype=torch.float64)
+        gen = torch.Generator().manual_seed(args.seed + 0x5eed)
+        k = args.eval_negatives
+        for chunk in share.split(512):
+            u, v = src[chunk], dst[chunk]
+            neg = torch.randint(0, g.num_nodes(), (len(chunk) * k,), generator=gen)
+            hu, hv, hn = emb[u], emb[v], emb[neg]
+            pos = model.decoder(hu, hv)
+            negs = model.decoder(hu.repeat_interleave(k, 0), hn).reshape(len(chunk), k)
+            r = (negs > pos[:, None]).sum(1).double() + 0.5 * (negs == pos[:, None]).sum(1).double() + 1
+            sums += torch.stack([(1 / r).sum(), (r <= 1).sum(), (r <= 10).sum(), (r <= 50).sum(),
+                                 torch.tensor(float(len(chunk)))]).double()
+    model.train()
+    total = common.all_reduce_sum(sums.tolist(), launched)
+    count = max(total[4], 1)
+    return {"mrr": total[0] / count, "hits@1": total[1] / count, "hits@10": total[2] / count,
+            "hits@50": total[3] / count}
+
+
+def main():
+    p = common.parser("Link prediction on Tessera, from Python", epochs=5, fanout="10,25", batch_size=1000,
+                      lr=0.003, hidden=16, dropout=0.0)
+    p.add_argument("--num-layers", "--num_layers", dest="num_layers", type=int, default=2)
+    p.add_argument("--decoder", default="dot", choices=["dot", "mlp"])
+    p.add_argument("--num-negs", "--num_negs", dest="num_negs", type=int, default=1)
+    p.add_argument("--eval-negatives", dest="eval_negatives", type=int, default=100)
+    args = p.parse_args()
+    g, launched = common.join(args)
+
+    train_eids = tdist.edge_split(torch.ones(g.num_edges(), dtype=torch.bool), g.get_partition_book(),
+                                  force_even=True)
+    model = LinkModel(g.ndata[args.feature].shape[1], args)
+    ddp = nn.parallel.DistributedDataParallel(model) if launched else model
+    optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers))
+    loader = tload.DistEdgeDataLoader(g, train_eids, sampler,
+                                      negative_sampler=tload.negative_sampler.Uniform(args.num_negs),
+                                      exclude="reverse_id", reverse_eids=reverse_edge_ids(g),
+                                      batch_size=args.batch_size, shuffle=True, drop_last=False)
+    steps = train_time = 0.0
+    for epoch in range(args.num_epochs):
+        clock = common.Timer()
+        with ddp.join() if launched else common.contextlib.nullcontext():
+            for step, (input_nodes, pair_graph, neg_graph, blocks) in enumerate(loader):
+                if step == args.max_batches:
+                    break
+                pos, neg = ddp(blocks, g.ndata[args.feature][input_nodes], pair_graph, neg_graph)
+                loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat(
+                    [torch.ones_like(pos), torch.zeros_like(neg)]))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                steps += 1
+                if g.rank() == 0 and (step + 1) % args.log_every == 0:
+                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        train_time += clock.seconds()
+    val = rank(g, model, tdist.held_out_edges(g, "valid"), args, launched)
+    test = rank(g, model, tdist.held_out_edges(g, "test"), args, launched)
+    if g.rank() == 0:
+        print(f"Val MRR {val.get('mrr', -1):.4f} | Test MRR {test.get('mrr', -1):.4f}", flush=True)
+    common.report(g, {"test_mrr": test.get("mrr", -1.0), "val_mrr": val.get("mrr", -1.0),
+                      **{f"test_{k}": v for k, v in test.items() if k != "mrr"},
+                      "epoch_time_s": train_time / args.num_epochs,
+                      "batches_per_s": steps / train_time if train_time else 0.0,
+                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+#include "tessera/train/link_train.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/base/error.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/node_split.h"
+#include "tessera/io/npy.h"
+#include "tessera/run/run_log.h"
+#include "tessera/sampling/data_loader.h"
+#include "tessera/sampling/dist_sampler.h"
+#include "train/link_task.h"
+
+namespace tessera::train {
+namespace {
+
+// The partition's held-out pairs of `split` ([n, 2], flattened), or none.
+std::vector<int64_t> held_out(const PartitionConfig& config, const std::string& split) {
+  const auto it = config.held_out_edges.find(split);
+  if (it == config.held_out_edges.end()) return {};
+  const Array a = read_npy_checked(config.path(it->second), DType::kInt64, 2, split + " edges");
+  if (a.ndim() != 2 || a.dim(1) != 2) fail("{}: held-out edges must be [n, 2], not {}", config.path(it->second), a.shape_string());
+  std::vector<int64_t> pairs(a.data<int64_t>(), a.data<int64_t>() + a.numel());
+  for (const int64_t v : pairs)
+    if (v < 0 || v >= config.num_nodes)
+      fail("{}: node {} is outside the graph's {} nodes", config.path(it->second), v, config.num_nodes);
+  return pairs;
+}
+
+sampling::EdgeBatchOptions::Exclude exclude_mode(const std::string& name) {
+  using Exclude = sampling::EdgeBatchOptions::Exclude;
+  if (name == "reverse") return Exclude::kSelfAndReverse;
+  if (name == "self") return Exclude::kSelf;
+  if (name == "none") return Exclude::kNone;
+  fail("--exclude '{}': expected reverse (the batch's edges both ways, default), self or none", name);
+}
+
+void check_link_options(const LinkTrainOptions& o) {
+  if (o.num_negs < 1) fail("--num-negs must be at least 1 (got {})", o.num_negs);
+  if (o.eval_negatives < 1) fail("--eval-negatives must be at least 1 (got {})", o.eval_negatives);
+  if (o.decoder != "dot" && o.decoder != "mlp") fail("--decoder '{}': expected dot or mlp", o.decoder);
+  exclude_mode(o.exclude);
+  check(o.checkpoint);
+}
+
+}  // namespace
+
+int run_link_training(const LinkTrainOptions& o) {
+  std::vector<int64_t> fanouts, eval_fanouts;
+  validate(o, &fanouts, &eval_fanouts);
+  check_link_options(o);
+  auto ctx = join_job(o);
+  distributed::DistGraph g(*ctx);
+  if (g.ntypes().size() != 1 || g.etypes().size() != 1)
+    fail("{} has {} node types and {} edge types: tessera train link is for graphs of one of each",
+         ctx->part_config_path(), g.ntypes().size(), g.etypes().size());
+  const std::vector<int64_t> valid = held_out(ctx->config(), "valid"), test = held_out(ctx->config(), "test");
+  if (test.empty())
+    fail("{} has no held-out test edges to rank: partition with --test-edges (and --valid-edges)",
+         ctx->part_config_path());
+  const std::string out_dir = out_dir_or_default(o.out_dir, "link-" + ctx->config().graph_name);
+  nlohmann::json config = to_json(o);
+  config.update({{"decoder", o.decoder}, {"num_negs", o.num_negs}, {"eval_negatives", o.eval_negatives},
+                 {"exclude", o.exclude}});
+  run::RunLog log = open_run_log(*ctx, out_dir, "train link", config, resuming(o.checkpoint));
+
+  const distributed::DistTensor feat = g.ndata("feat");
+  if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)
+    fail("node data 'feat' must be float32 vectors (found {} of {} values per row)", dtype_name(feat.spec().dtype),
+         feat.spec().row_elems());
+  nn::SageOptions mo;
+  mo.in_feats = feat.spec().row_elems();
+  mo.hidden = o.num_hidden;
+  mo.num_classes = o.num_hidden;  // the embedding the decoder scores
+  mo.num_layers = o.num_layers;
+  mo.dropout = o.dropout;
+  mo.aggregator = "mean";
+  nn::validate(mo);
+
+  sampling::SamplerOptions so;
+  so.fanouts = fanouts;
+  const sampling::DistNeighborSampler sampler(*ctx, so);
+  const sampling::DistNeighborSampler eval_sampler = sampler.with_fanouts(eval_fanouts);
+
+  // This trainer's even share of the training graph's edges.
+  const auto [first, last] = distributed::even_range(ctx->config().num_edges, ctx->rank(), ctx->world_size());
+  std::vector<int64_t> train_edges(last - first);
+  for (int64_t e = first; e < last; ++e) train_edges[e - first] = e;
+  sampling::LoaderOptions lo = loader_options(*ctx, o);
+  lo.label = "";
+  auto edges = std::make_shared<sampling::EdgeBatchOptions>();
+  edges->negatives.mode = sampling::NegativeSampling::Mode::kPerSource;
+  edges->negatives.k = o.num_negs;
+  edges->exclude = exclude_mode(o.exclude);
+  lo.edges = edges;
+  sampling::DistDataLoader loader(*ctx, sampler, train_edges, lo);
+  int64_t total_edges = 0;
+  const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_edges);
+
+  torch::manual_seed(o.seed);
+  LinkModel model(mo, o.decoder);
+  broadcast_parameters(*model, ctx->collectives());
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  log.line(fmt::format("{}: {} trainers, {} training edges ({} here), {} steps per epoch of {} edges x (1 + {} "
+                       "negatives), fanout {}, {} sampler threads, {} {} held-out edges, model {} -> {} x{} -> {} "
+                       "decoder",
+                       ctx->config().graph_name, ctx->world_size(), total_edges, train_edges.size(), steps,
+                       o.batch_size, o.num_negs, o.fanout.to_string(), lo.num_samplers, valid.size() / 2,
+                       test.size() / 2, mo.in_feats, mo.hidden, mo.num_layers, o.decoder));
+
+  RankingOptions ranking;
+  ranking.negatives = o.eval_negatives;
+  ranking.seed = o.seed + 0x5eed;
+  ranking.loader = lo;
+  ranking.loader.batch_size = o.eval_batch_size;
+  ranking.loader.edges = nullptr;
+  auto evaluate = [&] {
+    return std::make_pair(valid.empty() ? RankMetrics{} : rank_held_out(*ctx, model, eval_sampler, valid, ranking),
+                          rank_held_out(*ctx, model, eval_sampler, test, ranking));
+  };
+  TrainLoopOptions lopt;
+  lopt.unit = TrainLoopOptions::Unit::kEpoch;
+  lopt.total = o.num_epochs;
+  lopt.log_every = o.log_every;
+  lopt.eval_every = o.eval_every;
+  TrainingCheckpoints checkpoints(ctx.get(), o.checkpoint, checkpoint_dir(o.checkpoint, out_dir), log,
+                                  dense_state(*model, optimizer));
+  lopt.checkpoints = &checkpoints;
+  TrainLoop loop(log, lopt);
+  LinkPredictionTask task(*ctx, loader, steps, model, optimizer, evaluate);
+  model->train();
+  loop.run(task);
+
+  if (ctx->rank() == 0) {
+    std::filesystem::create_directories(out_dir + "/model");
+    torch::save(model, out_dir + "/model/model.pt");
+  }
+  const PhaseTimes& all = task.totals;
+  const int64_t epochs = o.num_epochs - loop.first_unit();
+  nlohmann::json record = {{"val_mrr", task.val.mrr},
+                           {"test_mrr", task.test.mrr},
+                           {"test_hits@1", task.test.hits1},
+                           {"test_hits@10", task.test.hits10},
+                           {"test_hits@50", task.test.hits50},
+                           {"test_edges", task.test.edges},
+                           {"loss", task.last_loss},
+                           {"epochs", epochs},
+                           {"epoch_time_s", task.total_epoch_s / std::max<int64_t>(1, epochs)},
+                           {"steps_per_epoch", steps},
+                           {"trainers", ctx->world_size()},
+                           {"mini_batches_per_s", all.steps / task.total_epoch_s},
+                           {"wait_fraction", all.wait / task.total_epoch_s},
+                           {"model", out_dir + "/model"}};
+  record.update(all.times());
+  ctx->finalize();
+  loop.finish(record);
+  return 0;
+}
+
+}  // namespace tessera::train
