@@ -143,6 +143,16 @@ class DistTensor:
     def __len__(self):
         return self._c.shape[0]
 
+    # Pickled by name, as DGL pickles a DistTensor: the rows stay on the servers, and the process that unpickles
+    # it (in the same job) opens the same tensor. torch.save(dist_tensor, ...) therefore writes a handle.
+    def __getstate__(self):
+        return {"c_name": self._c.name, "name": self._name, "ntype_feature": self._ntype_feature}
+
+    def __setstate__(self, state):
+        self._c = _C.DistTensor.open(state["c_name"])
+        self._name = state["name"]
+        self._ntype_feature = state["ntype_feature"]
+
     def __getitem__(self, idx):
         ids = to_ids(idx, f"DistTensor {self._name!r}")
         prefetched = getattr(ids, "_tessera_rows", None)

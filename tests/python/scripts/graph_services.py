@@ -44,6 +44,11 @@ few = torch.tensor([7, 0, N - 1, 7])
 assert torch.equal(g.out_degrees(few), torch.bincount(SRC, minlength=N)[few])
 assert torch.equal(g.in_degrees(few), torch.bincount(DST, minlength=N)[few])
 
+# A DistTensor pickles as a handle (DGL's examples torch.save one): it reopens the same rows.
+import pickle  # noqa: E402
+feat = g.ndata["feat"]
+assert torch.equal(pickle.loads(pickle.dumps(feat))[few.abs()], feat[few.abs()])
+
 # sample_neighbors: real in-edges with their IDs, min(fanout, degree) per node without replacement.
 torch.manual_seed(g.rank())
 seeds = torch.randperm(N)[:200]
