@@ -76,41 +76,37 @@ def reverse_edge_ids(g):
     return torch.where(key[order][at] == reverse_key, order[at], torch.arange(m))
 
 
-def embed_all(g, model, args):
-    """Every node's embedding, each trainer its share, in a DistTensor every trainer reads."""
-    nodes = tdist.node_split(torch.ones(g.num_nodes(), dtype=torch.bool), g.get_partition_book(), force_even=True)
-    out = tdist.DistTensor((g.num_nodes(), args.num_hidden), torch.float32, "link-embeddings")
+def embed(g, model, nodes, args):
+    """The embeddings of `nodes` (unique, ascending), in their order."""
+    out = torch.empty(len(nodes), args.num_hidden)
     loader = common.eval_loader(g, nodes, common.fanouts(args.eval_fan_out, args.num_layers), args.eval_batch_size)
     for input_nodes, seeds, blocks in loader:
-        out[seeds] = model.encoder(blocks, g.ndata[args.feature][input_nodes])
-    g.barrier()
+        out[torch.searchsorted(nodes, seeds)] = model.encoder(blocks, g.ndata[args.feature][input_nodes])
     return out
 
 
 def rank(g, model, pairs, args, launched):
-    """MRR and Hits@{1,10,50} of this trainer's share of `pairs`, against uniform negatives, summed over
-    trainers. Ties count half."""
+    """MRR and Hits@{1,10,50} of this trainer's share of `pairs` against uniform negatives (only the nodes the
+    ranking reads are embedded), summed over trainers. Ties count half."""
     if pairs is None:
         return {}
     model.eval()
     with torch.no_grad():
-        emb = embed_all(g, model, args)
         src, dst = pairs
         share = tdist.node_split(torch.ones(len(src), dtype=torch.bool), g.get_partition_book(), force_even=True)
-        sums = torch.zeros(5, dtype=torch.float64)
-        gen = torch.Generator().manual_seed(args.seed + 0x5eed)
         k = args.eval_negatives
-        for chunk in share.split(512):
-            u, v = src[chunk], dst[chunk]
-            neg = torch.randint(0, g.num_nodes(), (len(chunk) * k,), generator=gen)
-            hu, hv, hn = emb[u], emb[v], emb[neg]
-            pos = model.decoder(hu, hv)
-            negs = model.decoder(hu.repeat_interleave(k, 0), hn).reshape(len(chunk), k)
-            r = (negs > pos[:, None]).sum(1).double() + 0.5 * (negs == pos[:, None]).sum(1).double() + 1
-            sums += torch.stack([(1 / r).sum(), (r <= 1).sum(), (r <= 10).sum(), (r <= 50).sum(),
-                                 torch.tensor(float(len(chunk)))]).double()
+        gen = torch.Generator().manual_seed(args.seed + 0x5eed)
+        neg = torch.randint(0, g.num_nodes(), (len(share) * k,), generator=gen)
+        nodes, at = torch.unique(torch.cat([src[share], dst[share], neg]), return_inverse=True)
+        emb = embed(g, model, nodes, args)
+        m = len(share)
+        hu, hv, hn = emb[at[:m]], emb[at[m:2 * m]], emb[at[2 * m:]]
+        pos = model.decoder(hu, hv)
+        negs = model.decoder(hu.repeat_interleave(k, 0), hn).reshape(m, k)
+        r = (negs > pos[:, None]).sum(1).double() + 0.5 * (negs == pos[:, None]).sum(1).double() + 1
+        sums = [float((1 / r).sum()), float((r <= 1).sum()), float((r <= 10).sum()), float((r <= 50).sum()), m]
     model.train()
-    total = common.all_reduce_sum(sums.tolist(), launched)
+    total = common.all_reduce_sum(sums, launched)
     count = max(total[4], 1)
     return {"mrr": total[0] / count, "hits@1": total[1] / count, "hits@10": total[2] / count,
             "hits@50": total[3] / count}

@@ -9,7 +9,6 @@
 #include "tessera/base/process.h"
 #include "tessera/base/random.h"
 #include "tessera/base/timer.h"
-#include "tessera/distributed/dist_tensor.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/run/run_log.h"
 
@@ -32,26 +31,25 @@ torch::Tensor ids_tensor(const std::vector<int64_t>& v) {
   return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())}, torch::kInt64);
 }
 
-// Every node's embedding, each trainer computing its even share, in a DistTensor all trainers read.
-distributed::DistTensor embed_all(distributed::Context& ctx, LinkModel& model,
-                                  const sampling::DistNeighborSampler& sampler, sampling::LoaderOptions options) {
-  const int64_t n = ctx.config().num_nodes, dim = model->encoder->options().num_classes;
-  distributed::DistTensor out(ctx, "link-embeddings", DType::kFloat32, {dim}, ctx.book().node_policy(0));
-  const auto [first, last] = distributed::even_range(n, ctx.rank(), ctx.world_size());
-  std::vector<int64_t> mine(last - first);
-  for (int64_t i = 0; i < last - first; ++i) mine[i] = first + i;
+// The embeddings of `nodes` (unique, ascending), through `sampler`, in their order.
+torch::Tensor embed(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
+                    const std::vector<int64_t>& nodes, sampling::LoaderOptions options) {
+  const int64_t dim = model->encoder->options().num_classes;
+  torch::Tensor out = torch::empty({static_cast<int64_t>(nodes.size()), dim});
+  if (nodes.empty()) return out;
   options.shuffle = false;
   options.edges = nullptr;
   options.label = "";
-  sampling::DistDataLoader loader(ctx, sampler, mine, options);
+  sampling::DistDataLoader loader(ctx, sampler, nodes, options);
   loader.start_epoch(0);
   sampling::MiniBatch batch;
   while (loader.next(&batch)) {
-    const torch::Tensor h = model->embed(blocks_of(batch), features_of(batch)).contiguous();
-    out.push(batch.seeds, Array::wrap(DType::kFloat32, {h.size(0), dim}, h.data_ptr(),
-                                      std::make_shared<torch::Tensor>(h)));
+    // The loader sorts each batch's seeds; `nodes` is sorted, so positions follow by search.
+    std::vector<int64_t> rows(batch.seeds.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i] = std::lower_bound(nodes.begin(), nodes.end(), batch.seeds[i]) - nodes.begin();
+    out.index_copy_(0, ids_tensor(rows), model->embed(blocks_of(batch), features_of(batch)));
   }
-  ctx.barrier();
   return out;
 }
 
@@ -61,27 +59,33 @@ RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sam
                           const std::vector<int64_t>& pairs, const RankingOptions& options) {
   torch::NoGradGuard no_grad;
   model->eval();
-  const distributed::DistTensor emb = embed_all(ctx, model, sampler, options.loader);
   const int64_t total = static_cast<int64_t>(pairs.size() / 2), k = options.negatives, n = ctx.config().num_nodes;
   const auto [first, last] = distributed::even_range(total, ctx.rank(), ctx.world_size());
-  double sums[5] = {0, 0, 0, 0, 0};  // reciprocal ranks, hits@1, @10, @50, edges
+  const int64_t m = last - first;
+  // Per edge of this trainer's share: its source, its destination, then k negatives fixed by (seed, edge).
+  std::vector<int64_t> ids(m * (2 + k));
+  for (int64_t i = 0; i < m; ++i) {
+    ids[i] = pairs[2 * (first + i)];
+    ids[m + i] = pairs[2 * (first + i) + 1];
+    Rng rng(options.seed, static_cast<uint64_t>(first + i));
+    for (int64_t j = 0; j < k; ++j) ids[2 * m + i * k + j] = static_cast<int64_t>(rng.below(n));
+  }
+  // Only the nodes the ranking reads are embedded.
+  std::vector<int64_t> nodes(ids);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  const torch::Tensor emb = embed(ctx, model, sampler, nodes, options.loader);
+  for (int64_t& v : ids) v = std::lower_bound(nodes.begin(), nodes.end(), v) - nodes.begin();
+  double sums[5] = {0, 0, 0, 0, static_cast<double>(m)};  // reciprocal ranks, hits@1, @10, @50, edges
   constexpr int64_t kChunk = 512;
-  for (int64_t begin = first; begin < last; begin += kChunk) {
-    const int64_t end = std::min(last, begin + kChunk), m = end - begin;
-    // Rows: the sources, the true destinations, then k negatives per edge, fixed by (seed, edge).
-    std::vector<int64_t> ids(m * (2 + k));
-    for (int64_t i = 0; i < m; ++i) {
-      ids[i] = pairs[2 * (begin + i)];
-      ids[m + i] = pairs[2 * (begin + i) + 1];
-      Rng rng(options.seed, static_cast<uint64_t>(begin + i));
-      for (int64_t j = 0; j < k; ++j) ids[2 * m + i * k + j] = static_cast<int64_t>(rng.below(n));
-    }
-    const Array rows = emb.pull(ids);
-    const torch::Tensor h = torch::from_blob(const_cast<void*>(rows.raw()), {m * (2 + k), rows.dim(1)}, torch::kFloat32);
-    const torch::Tensor src = h.slice(0, 0, m), dst = h.slice(0, m, 2 * m), neg = h.slice(0, 2 * m);
+  const torch::Tensor at = ids_tensor(ids);
+  for (int64_t begin = 0; begin < m; begin += kChunk) {
+    const int64_t c = std::min(m, begin + kChunk) - begin;
+    const torch::Tensor src = emb.index_select(0, at.slice(0, begin, begin + c));
+    const torch::Tensor dst = emb.index_select(0, at.slice(0, m + begin, m + begin + c));
+    const torch::Tensor neg = emb.index_select(0, at.slice(0, 2 * m + begin * k, 2 * m + (begin + c) * k));
     const torch::Tensor pos_score = model->decoder->forward(src, dst);
-    const torch::Tensor neg_score =
-        model->decoder->forward(src.repeat_interleave(k, 0), neg).reshape({m, k});
+    const torch::Tensor neg_score = model->decoder->forward(src.repeat_interleave(k, 0), neg).reshape({c, k});
     // Rank among the negatives; ties count half, between OGB's optimistic and pessimistic ranks.
     const torch::Tensor above = (neg_score > pos_score.unsqueeze(1)).sum(1).to(torch::kDouble);
     const torch::Tensor ties = (neg_score == pos_score.unsqueeze(1)).sum(1).to(torch::kDouble);
@@ -90,7 +94,6 @@ RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sam
     sums[1] += (rank <= 1).sum().item<double>();
     sums[2] += (rank <= 10).sum().item<double>();
     sums[3] += (rank <= 50).sum().item<double>();
-    sums[4] += static_cast<double>(m);
   }
   ctx.collectives().all_reduce_sum(sums, 5);
   model->train();

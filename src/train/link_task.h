@@ -46,8 +46,8 @@ struct RankingOptions {
   sampling::LoaderOptions loader;  // the embedding pass's batches
 };
 
-// Collective. Embeds every node (each trainer its even share, through `sampler`) into a DistTensor, then
-// ranks this trainer's even share of `pairs` ([n, 2] flattened) and sums the metrics over the trainers.
+// Collective. Ranks this trainer's even share of `pairs` ([n, 2] flattened): embeds the nodes that share
+// reads (sources, destinations, negatives) through `sampler`, scores, and sums the metrics over the trainers.
 RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
                           const std::vector<int64_t>& pairs, const RankingOptions& options);
 
