@@ -17,7 +17,7 @@ TEST(ServiceRegistry, EveryPartClaimsItsTypesAndNoTypeIsClaimedTwice) {
   }
   // The partition servers' own parts, sampling, checkpoints and the rendezvous store.
   EXPECT_EQ(parts["store"], 5);
-  EXPECT_EQ(parts["graph"], 3);
+  EXPECT_EQ(parts["graph"], 5);  // in- and out-degrees, find edges, has edges, top in-degree
   EXPECT_EQ(parts["partition server"], 1);
   EXPECT_EQ(parts["sampling"], 1);
   EXPECT_EQ(parts["checkpoints"], 3);

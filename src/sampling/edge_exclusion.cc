@@ -2,18 +2,32 @@
 
 #include <algorithm>
 
+#include "tessera/base/random.h"
+
 namespace tessera::sampling {
+
+uint64_t EdgeExclusion::bit_of_eid(int64_t eid) { return splitmix64(static_cast<uint64_t>(eid)) % kFilterBits; }
+
+uint64_t EdgeExclusion::bit_of_ends(int64_t src, int64_t dst, int64_t etype) {
+  const uint64_t h = splitmix64(static_cast<uint64_t>(src) ^ splitmix64(static_cast<uint64_t>(dst) + 0x9e37U * etype));
+  return h % kFilterBits;
+}
 
 void EdgeExclusion::seal() {
   std::sort(eids.begin(), eids.end());
   eids.erase(std::unique(eids.begin(), eids.end()), eids.end());
   std::sort(ends.begin(), ends.end());
   ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  filter_.assign(kFilterBits / 64, 0);
+  auto set = [this](uint64_t bit) { filter_[bit >> 6] |= uint64_t{1} << (bit & 63); };
+  for (const int64_t e : eids) set(bit_of_eid(e));
+  for (const auto& [s, d, t] : ends) set(bit_of_ends(s, d, t));
 }
 
 bool EdgeExclusion::excludes(int64_t src, int64_t dst, int64_t etype, int64_t eid) const {
-  if (std::binary_search(eids.begin(), eids.end(), eid)) return true;
-  return !ends.empty() && std::binary_search(ends.begin(), ends.end(), std::array<int64_t, 3>{src, dst, etype});
+  if (!eids.empty() && maybe(bit_of_eid(eid)) && std::binary_search(eids.begin(), eids.end(), eid)) return true;
+  return !ends.empty() && maybe(bit_of_ends(src, dst, etype)) &&
+         std::binary_search(ends.begin(), ends.end(), std::array<int64_t, 3>{src, dst, etype});
 }
 
 void remove_excluded(const int64_t* seeds, const EdgeExclusion& exclusion, SampledEdges* edges) {

@@ -25,9 +25,18 @@ struct EdgeExclusion {
   std::vector<std::array<int64_t, 3>> ends;
 
   bool empty() const { return eids.empty() && ends.empty(); }
-  // Sorts and deduplicates both lists; call once after filling them.
+  // Sorts and deduplicates both lists and builds the filter; call once after filling them.
   void seal();
   bool excludes(int64_t src, int64_t dst, int64_t etype, int64_t eid) const;
+
+ private:
+  // A one-hash bitmap of every excluded ID and end: almost every sampled edge
+  // is not excluded, and one bit tells so before any search (bench/link.sh).
+  static constexpr uint64_t kFilterBits = 1 << 16;
+  std::vector<uint64_t> filter_;
+  static uint64_t bit_of_eid(int64_t eid);
+  static uint64_t bit_of_ends(int64_t src, int64_t dst, int64_t etype);
+  bool maybe(uint64_t bit) const { return (filter_[bit >> 6] >> (bit & 63)) & 1; }
 };
 
 // Removes the excluded edges from `edges`, the sample of `seeds` (their
