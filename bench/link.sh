@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 edges=${1:-200}
-steps=${2:-40}
+steps=${2:-120}
 dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
 source bench/rmat_common.sh
 [ -f "$dir/p2link/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 2 \

@@ -88,10 +88,11 @@ def sample_blocks(seeds):
 train = torch.nonzero(g.ndata["train_mask"][torch.arange(g.num_nodes())]).flatten()
 train = dgl.distributed.node_split(torch.isin(torch.arange(g.num_nodes()), train), g.get_partition_book())
 guide = dgl.distributed.DistDataLoader(train.numpy(), batch_size=1000, collate_fn=sample_blocks, shuffle=True)
-guide_s, _ = timed(guide, batches, lambda blocks: (feat[blocks[0].srcdata[dgl.NID]], 1)[1])
+node_batches = min(batches, len(guide) - 1)  # one epoch of the trainer's training nodes at most
+guide_s, _ = timed(guide, node_batches, lambda blocks: (feat[blocks[0].srcdata[dgl.NID]], 1)[1])
 native = dgl.dataloading.DistNodeDataLoader(g, train, dgl.dataloading.NeighborSampler(fanouts), batch_size=1000,
                                             shuffle=True)
-native_s, _ = timed(native, batches, lambda b: (feat[b[0]], 1)[1])
+native_s, _ = timed(native, node_batches, lambda b: (feat[b[0]], 1)[1])
 if g.rank() == 0:
     print(json.dumps({"edge_batch_s": edge_s, "edge_batch_nodes": seeds, "same_nodes_batch_s": same_s,
                       "uniform_nodes_batch_s": uniform_s,
