@@ -65,8 +65,9 @@ torch::Tensor has_edges(const torch::Tensor& src_in, const torch::Tensor& dst_in
     py::gil_scoped_release release;
     found = distributed::DistGraph(ctx).has_edges(as_vector(src), as_vector(dst));
   }
-  torch::Tensor out = torch::zeros({src.numel()}, torch::kBool);
-  for (int64_t i = 0; i < src.numel(); ++i) out[i] = static_cast<bool>(found[i]);
+  torch::Tensor out = torch::empty({src.numel()}, torch::kBool);
+  bool* p = out.data_ptr<bool>();
+  for (int64_t i = 0; i < src.numel(); ++i) p[i] = found[i];
   return out;
 }
 

@@ -126,6 +126,16 @@ def test_errors_name_what_is_missing():
         g.apply_edges(fn.sum("m", "o"))
 
 
+def test_dgl_graph_builds_a_graph_that_passes_messages():
+    g = dgl.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])), num_nodes=4)
+    assert g.num_nodes() == 4 and g.num_edges() == 3
+    g.ndata["h"] = torch.eye(4)
+    g.update_all(fn.copy_u("h", "m"), fn.sum("m", "s"))
+    assert torch.equal(g.ndata["s"][:3], torch.eye(4)[[2, 0, 1]])
+    with pytest.raises(ValueError, match="num_nodes=2"):
+        dgl.graph(([0, 3], [1, 1]), num_nodes=2)
+
+
 def test_to_block_on_a_plain_graph():
     g = Graph(torch.tensor([3, 4, 3, 0]), torch.tensor([1, 1, 0, 2]), 5)
     block = dgl.to_block(g, torch.tensor([1, 0, 2]))

@@ -9,6 +9,7 @@ so a prefetched row is the row the read would have returned.
 """
 import queue
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -175,9 +176,15 @@ class DistDataLoader:
         yield from ahead(batches, self.queue_size)
 
 
+# The threads collate functions run on, reused from one epoch and loader to the next: each thread that reaches
+# the servers holds a connection of its own (Context::client()), so a thread per epoch would leave one behind
+# every epoch. Loops nested in loops each take a thread while they run.
+_COLLATE_THREADS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tessera-collate")
+
+
 def ahead(iterator, depth):
-    """The items of `iterator`, produced on a thread of their own up to `depth` ahead of the consumer; its
-    exception is raised here, in order. Leaving the loop early stops the thread after the item it is on."""
+    """The items of `iterator`, produced on a collate thread up to `depth` ahead of the consumer; its exception
+    is raised here, in order. Leaving the loop early stops the producer after the item it is on."""
     items = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
@@ -200,8 +207,7 @@ def ahead(iterator, depth):
         except BaseException as e:  # noqa: B902 (handed to the consumer)
             put((done, e))
 
-    thread = threading.Thread(target=produce, name="tessera-collate", daemon=True)
-    thread.start()
+    producer = _COLLATE_THREADS.submit(produce)
     try:
         while True:
             item, error = items.get()
@@ -212,4 +218,4 @@ def ahead(iterator, depth):
             yield item
     finally:
         stop.set()
-        thread.join()
+        producer.result()

@@ -139,6 +139,11 @@ loader = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSa
 _, pair, neg, _ = next(iter(loader))
 nu, nv = (neg.ndata[dgl.NID][x] for x in neg.edges())
 assert len(nu) > 0 and bool((nu != nv).all()) and not bool(torch.isin(nu * N + nv, key).any())
+# Called directly, as DGL's samplers can be: the same rules, and Uniform keeps each edge's source.
+gu, gv = negative_sampler.GlobalUniform(2)(g, torch.arange(50))
+assert len(gu) == 100 and bool((gu != gv).all()) and not bool(torch.isin(gu * N + gv, key).any())
+pu, pv = negative_sampler.Uniform(3)(g, torch.tensor([4, 7]))
+assert torch.equal(pu, SRC[[4, 4, 4, 7, 7, 7]]) and len(pv) == 6
 
 # A DistDataLoader with the guide's collate function prepares batches on its own thread.
 def sample_blocks(batch):
