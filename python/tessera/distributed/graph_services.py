@@ -12,7 +12,8 @@ ALL = "__ALL__"
 def _check_homogeneous(g, what):
     if len(g.canonical_etypes) != 1:
         raise ValueError(f"{what}: this graph has {len(g.canonical_etypes)} edge types; Tessera answers {what} on "
-                         f"graphs of one edge type (sample a typed graph with DistNodeDataLoader)")
+                         f"graphs of one edge type today (sample a typed graph with DistNodeDataLoader, whose "
+                         f"{{ntype: IDs}} seeds and {{etype: n}} fanouts give heterogeneous blocks)")
 
 
 def _nodes(g, nodes, what):
@@ -58,7 +59,7 @@ def sample_neighbors(g, nodes, fanout, edge_dir="in", prob=None, exclude_edges=N
         raise TypeError(f"prob names an edge feature (g.edata[prob]), not {type(prob).__name__}")
     if prob is not None and prob not in g.edata:
         raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has {g.edata.keys()})")
-    _check_homogeneous(g, "sample_neighbors") if not isinstance(fanout, dict) else None
+    _check_homogeneous(g, "sample_neighbors")
     nodes = torch.unique(_nodes(g, nodes, "sample_neighbors nodes"))
     fan, per_type = _fanout(g, fanout)
     key = int(torch.randint(0, 2 ** 62, (1,)))
