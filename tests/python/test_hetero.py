@@ -229,3 +229,16 @@ def test_bad_typed_seeds_raise(g):
         tload.DistNodeDataLoader(g, {}, sampler)
     with pytest.raises(ValueError, match="prefetch"):
         tload.DistNodeDataLoader(g, {"paper": torch.arange(3)}, tload.NeighborSampler([2], prefetch_labels="label"))
+
+
+def test_graph_services_and_the_edge_loader_refuse_typed_graphs_clearly(g):
+    """Until they return typed frontiers: a ValueError that says what works instead, nothing sampled."""
+    nodes = {"paper": torch.arange(3)}
+    for call in (lambda: tdist.sample_neighbors(g, nodes, {etype: 2 for etype in g.canonical_etypes}),
+                 lambda: tdist.in_subgraph(g, torch.arange(3)),
+                 lambda: tdist.find_edges(g, torch.arange(3)),
+                 lambda: g.in_degrees(torch.arange(3))):
+        with pytest.raises(ValueError, match="edge types.*DistNodeDataLoader"):
+            call()
+    with pytest.raises(ValueError, match="edge types"):
+        tload.DistEdgeDataLoader(g, torch.arange(3), tload.NeighborSampler([2]))
