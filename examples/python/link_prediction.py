@@ -16,27 +16,9 @@ import torch.nn.functional as F
 
 import tessera.dataloading as tload
 import tessera.distributed as tdist
-import tessera.nn as tnn
 
 import common
-
-
-class Encoder(nn.Module):
-    """GraphSAGE with mean aggregation: ReLU and dropout between layers, the embedding out of the last."""
-
-    def __init__(self, in_feats, hidden, layers, dropout):
-        super().__init__()
-        dims = [in_feats] + [hidden] * layers
-        self.layers = nn.ModuleList(tnn.SAGEConv(dims[i], dims[i + 1], "mean") for i in range(layers))
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, blocks, x):
-        h = x
-        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(block, h)
-            if i != len(self.layers) - 1:
-                h = self.dropout(F.relu(h))
-        return h
+from graphsage import SAGE
 
 
 class Decoder(nn.Module):
@@ -57,7 +39,8 @@ class Decoder(nn.Module):
 class LinkModel(nn.Module):
     def __init__(self, in_feats, args):
         super().__init__()
-        self.encoder = Encoder(in_feats, args.num_hidden, args.num_layers, args.dropout)
+        # GraphSAGE (mean) whose last layer gives the embedding the decoder scores.
+        self.encoder = SAGE(in_feats, args.num_hidden, args.num_hidden, args.num_layers, "mean", args.dropout)
         self.decoder = Decoder(args.decoder, args.num_hidden)
 
     def forward(self, blocks, x, pair_graph, neg_graph):

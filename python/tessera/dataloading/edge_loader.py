@@ -6,10 +6,9 @@ import torch
 
 from .. import NID, _C
 from ..distributed import context
-from ..distributed.graph import DistGraph
 from ..distributed.tensor import to_ids
 from .graph import Graph
-from .loader import DistNodeDataLoader
+from .loader import DistNodeDataLoader, check_loader_arguments
 
 _EXCLUDE = (None, "self", "reverse_id", "reverse_types")
 
@@ -50,14 +49,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             reverse_etypes = graph_sampler.reverse_etypes if reverse_etypes is None else reverse_etypes
             negative_sampler = graph_sampler.negative_sampler if negative_sampler is None else negative_sampler
             graph_sampler = graph_sampler.sampler
-        if not isinstance(g, DistGraph):
-            raise TypeError(f"DistEdgeDataLoader samples a DistGraph, not {type(g).__name__}")
-        unknown = set(kwargs) - {"use_ddp", "persistent_workers", "pin_memory", "use_uva", "use_alternate_streams",
-                                 "prefetch_factor", "ddp_seed", "use_prefetch_thread", "num_workers"}
-        if unknown:
-            raise TypeError(f"DistEdgeDataLoader got unexpected arguments {sorted(unknown)}")
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        check_loader_arguments("DistEdgeDataLoader", g, batch_size, kwargs, {"num_workers"})
         info = context.ensure_initialized()
         if len(g.canonical_etypes) != 1:
             raise ValueError(f"DistEdgeDataLoader: this graph has {len(g.canonical_etypes)} edge types; Tessera's "

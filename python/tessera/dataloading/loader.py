@@ -21,20 +21,30 @@ from .block import Block
 from .hetero_block import HeteroBlock
 
 
+# dgl.dataloading.DataLoader's arguments that choose how DGL's own workers run; Tessera's sampler threads
+# replace them, so they are accepted and have no effect.
+_DGL_WORKER_ARGUMENTS = {"use_ddp", "persistent_workers", "pin_memory", "use_uva", "use_alternate_streams",
+                         "prefetch_factor", "ddp_seed", "use_prefetch_thread"}
+
+
+def check_loader_arguments(loader, g, batch_size, kwargs, also_accepted=()):
+    """What every distributed loader checks first: the graph, the batch size, and no unknown arguments."""
+    if not isinstance(g, DistGraph):
+        raise TypeError(f"{loader} samples a DistGraph, not {type(g).__name__}")
+    unknown = set(kwargs) - _DGL_WORKER_ARGUMENTS - set(also_accepted)
+    if unknown:
+        raise TypeError(f"{loader} got unexpected arguments {sorted(unknown)}")
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+
+
 class DistNodeDataLoader:
     """DistNodeDataLoader(g, nids, graph_sampler, batch_size=1, shuffle=False, drop_last=False): iterating
     gives (input_nodes, output_nodes, blocks) per mini-batch; len() is the number of batches per epoch."""
 
     def __init__(self, g, nids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  num_workers=0, num_samplers=None, **kwargs):
-        if not isinstance(g, DistGraph):
-            raise TypeError(f"DistNodeDataLoader samples a DistGraph, not {type(g).__name__}")
-        unknown = set(kwargs) - {"use_ddp", "persistent_workers", "pin_memory", "use_uva", "use_alternate_streams",
-                                 "collate_fn", "prefetch_factor", "ddp_seed", "use_prefetch_thread"}
-        if unknown:
-            raise TypeError(f"DistNodeDataLoader got unexpected arguments {sorted(unknown)}")
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        check_loader_arguments("DistNodeDataLoader", g, batch_size, kwargs, {"collate_fn"})
         info = context.ensure_initialized()
         self._g = g
         self._info = info
