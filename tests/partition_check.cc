@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/base/error.h"
+#include "tessera/partition/partition_book.h"
+
 #include "tessera/io/npy.h"
 #include "tessera/partition/partition_config.h"
 
@@ -45,6 +48,10 @@ void check_partitioned(const Dataset& d, const std::string& config_path, std::ve
 
   std::vector<std::vector<uint8_t>> edge_seen(d.edge_types.size());
   for (size_t k = 0; k < d.edge_types.size(); ++k) edge_seen[k].assign(d.edge_types[k].count(), 0);
+  const PartitionBook book(c);
+  EXPECT_EQ(book.typed_edge(-1).etype, -1);
+  EXPECT_EQ(book.typed_edge(c.num_edges).etype, -1);
+  if (!c.etypes.empty()) EXPECT_THROW(book.homogeneous_edge(0, book.edge_space(0).size()), Error);
   for (int p = 0; p < c.num_parts; ++p) {
     const IdRange nodes = c.part_nodes(p);
     const IdRange edges = c.part_edges(p);
@@ -61,6 +68,11 @@ void check_partitioned(const Dataset& d, const std::string& config_path, std::ve
         const int k = etypes.empty_handle() ? 0 : etypes.data<int32_t>()[j];
         const int64_t eid = eids.data<int64_t>()[j];
         ASSERT_TRUE(eid >= c.edge_map[k][p].first && eid < c.edge_map[k][p].second) << "edge outside its owner's range";
+        // The book maps the homogeneous edge ID to its type and type-local ID, owned by p, and back.
+        const PartitionBook::TypedEdge typed = book.typed_edge(eid);
+        ASSERT_EQ(typed.etype, k) << "edge " << eid;
+        ASSERT_EQ(book.edge_space(k).owner(typed.id), p) << "edge " << eid;
+        ASSERT_EQ(book.homogeneous_edge(k, typed.id), eid);
         const int64_t oe = orig_eids.data<int64_t>()[eid - edges.first];
         const EdgeType& et = d.edge_types[k];
         ASSERT_TRUE(oe >= 0 && oe < et.count());

@@ -37,6 +37,10 @@ PartitionBook::PartitionBook(const PartitionConfig& config)
   for (int p = 0; p < num_parts_; ++p)
     for (int t = 0; t < num_ntypes_; ++t) node_range_first_.push_back(config.node_map[t][p].first);
   node_range_first_.push_back(config.num_nodes);
+  num_etypes_ = static_cast<int>(config.etypes.size());
+  for (int p = 0; p < num_parts_; ++p)
+    for (int k = 0; k < num_etypes_; ++k) edge_range_first_.push_back(config.edge_map[k][p].first);
+  edge_range_first_.push_back(config.num_edges);
 }
 
 PartitionBook::TypedNode PartitionBook::typed_node(int64_t homogeneous) const {
@@ -48,6 +52,23 @@ PartitionBook::TypedNode PartitionBook::typed_node(int64_t homogeneous) const {
   const int part = range / num_ntypes_, ntype = range % num_ntypes_;
   const IdSpace& s = spaces_[ntype];
   return {ntype, s.starts[part] + homogeneous - s.homogeneous_first[part]};
+}
+
+PartitionBook::TypedEdge PartitionBook::typed_edge(int64_t homogeneous) const {
+  if (num_etypes_ == 0 || homogeneous < 0 || homogeneous >= edge_range_first_.back()) return {};
+  // As typed_node: empty ranges share their start with the next one.
+  const auto it = std::upper_bound(edge_range_first_.begin(), edge_range_first_.end() - 1, homogeneous);
+  const int range = static_cast<int>(it - edge_range_first_.begin()) - 1;
+  const int part = range / num_etypes_, etype = range % num_etypes_;
+  const IdSpace& s = edge_space(etype);
+  return {etype, s.starts[part] + homogeneous - s.homogeneous_first[part]};
+}
+
+int64_t PartitionBook::homogeneous_edge(int etype, int64_t type_local) const {
+  const IdSpace& s = edge_space(etype);
+  const int part = s.owner(type_local);
+  if (part < 0) fail("edge {} of type {} is out of range ({} has {} edges)", type_local, s.policy, s.policy, s.size());
+  return s.homogeneous_first[part] + type_local - s.starts[part];
 }
 
 int64_t PartitionBook::homogeneous_node(int ntype, int64_t type_local) const {

@@ -5,8 +5,8 @@
 // A PartitionBook is an immutable value built from a PartitionConfig (it copies what it needs and keeps no
 // reference to the config); IdSpace references it returns live as long as the book. Its const methods take no
 // locks and may be called from any number of threads at once. Errors are tessera::Error: space() of an unknown
-// policy (listing the known ones), and split() or homogeneous_node() of an ID out of range (naming the space
-// and its size); owner() and typed_node() report out-of-range IDs by -1 instead.
+// policy (listing the known ones), and split(), homogeneous_node() or homogeneous_edge() of an ID out of range
+// (naming the space and its size); owner(), typed_node() and typed_edge() report out-of-range IDs by -1 instead.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,14 @@ class PartitionBook {
   };
   TypedNode typed_node(int64_t homogeneous) const;
   int64_t homogeneous_node(int ntype, int64_t type_local) const;
+  // The same for edges, whose homogeneous IDs also run partition-major,
+  // type-minor: (edge type, type-local ID), etype -1 out of range; and back.
+  struct TypedEdge {
+    int etype = -1;
+    int64_t id = 0;
+  };
+  TypedEdge typed_edge(int64_t homogeneous) const;
+  int64_t homogeneous_edge(int etype, int64_t type_local) const;
 
   // Splits `ids` of a space by owner; an ID out of range throws naming `what`.
   SplitIds split(const IdSpace& space, const int64_t* ids, int64_t count, const std::string& what) const;
@@ -65,8 +73,10 @@ class PartitionBook {
  private:
   int num_parts_ = 0;
   int num_ntypes_ = 0;
-  std::vector<IdSpace> spaces_;
-  std::vector<int64_t> node_range_first_;  // (part, ntype) ranges in homogeneous order, then the end  // node types, then edge types
+  int num_etypes_ = 0;
+  std::vector<IdSpace> spaces_;  // node types, then edge types
+  std::vector<int64_t> node_range_first_;  // (part, ntype) ranges in homogeneous order, then the end
+  std::vector<int64_t> edge_range_first_;  // (part, etype) ranges in homogeneous order, then the end
 };
 
 }  // namespace tessera
