@@ -61,6 +61,20 @@ py::object next_batch(DistDataLoader& loader) {
                         edges ? py::object(edge_tuple(std::move(batch->edges))) : py::object(py::none()));
 }
 
+// The options both Python loaders share; the rows to fetch are named later
+// by set_fetch(), once the training loop has read them.
+sampling::LoaderOptions loader_options(int64_t batch_size, bool shuffle, bool drop_last, int num_samplers,
+                                       uint64_t seed) {
+  sampling::LoaderOptions options;
+  options.batch_size = batch_size;
+  options.shuffle = shuffle;
+  options.drop_last = drop_last;
+  options.num_samplers = num_samplers;
+  options.seed = seed;
+  options.feature = options.label = "";
+  return options;
+}
+
 // A loader over edge IDs (DistEdgeDataLoader): negative_mode "", "per_source"
 // or "global"; exclude "", "self", "reverse_id" or "callback".
 std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, const torch::Tensor& eids_in,
@@ -99,13 +113,7 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
       return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
     };
   }
-  sampling::LoaderOptions options;
-  options.batch_size = batch_size;
-  options.shuffle = shuffle;
-  options.drop_last = drop_last;
-  options.num_samplers = num_samplers;
-  options.seed = seed;
-  options.feature = options.label = "";
+  sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);
   options.edges = std::move(edges);
   return std::make_unique<DistDataLoader>(
       ctx, sampler, std::vector<int64_t>(eids.data_ptr<int64_t>(), eids.data_ptr<int64_t>() + eids.numel()), options);
@@ -131,13 +139,7 @@ void bind_sampling(py::module_& m) {
                        bool shuffle, bool drop_last, int num_samplers, uint64_t seed, const std::string& seed_ntype,
                        std::map<std::string, std::string> typed_inputs) {
              const torch::Tensor ids = id_tensor(seeds, "seed nodes");
-             sampling::LoaderOptions options;
-             options.batch_size = batch_size;
-             options.shuffle = shuffle;
-             options.drop_last = drop_last;
-             options.num_samplers = num_samplers;
-             options.seed = seed;
-             options.feature = options.label = "";  // set_fetch() names them once known
+             sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);
              options.seed_ntype = seed_ntype;
              options.typed_inputs = std::move(typed_inputs);
              std::vector<int64_t> seed_vector(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());

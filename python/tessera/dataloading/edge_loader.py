@@ -86,13 +86,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             self._c.set_fetch(self._feature, "")
 
     def __iter__(self):
-        self._c.start_epoch(self._epoch)
-        self._epoch += 1
-        while True:
-            batch = self._c.next()
-            if batch is None:
-                return
-            input_nodes, seeds, blocks, pairs = self._unpack(batch)
+        for input_nodes, seeds, blocks, pairs in self._epoch_batches():
             eids, src, dst, neg_src, neg_dst = pairs
             pair_graph = Graph(src, dst, len(seeds), eids=eids)
             pair_graph.ndata[NID] = seeds

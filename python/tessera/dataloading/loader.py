@@ -102,14 +102,18 @@ class DistNodeDataLoader:
         self._c.set_fetch(self._feature or "", self._label or "")
 
     def __iter__(self):
+        for input_nodes, output_nodes, blocks, _ in self._epoch_batches():
+            yield input_nodes, output_nodes, blocks
+
+    def _epoch_batches(self):
+        """The next epoch's batches from the C++ loader, unpacked (_unpack)."""
         self._c.start_epoch(self._epoch)
         self._epoch += 1
         while True:
             batch = self._c.next()
             if batch is None:
                 return
-            input_nodes, output_nodes, blocks, _ = self._unpack(batch)
-            yield input_nodes, output_nodes, blocks
+            yield self._unpack(batch)
 
     def _unpack(self, batch):
         """(input_nodes, output_nodes, blocks, edge pairs or None) of a batch from the C++ loader, with the
