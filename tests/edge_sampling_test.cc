@@ -115,20 +115,32 @@ TEST(EdgeExclusion, RemovesExactlyTheListedEdgesAndEndsAndKeepsCountsRight) {
   }
 }
 
-TEST(OutDegrees, CountSourcesMatchesACountByHandForFewAndManyNodes) {
+TEST(OutDegrees, CountSourcesMatchesACountByHandForFewAndManyNodesPerType) {
   Rng rng(11);
   const int64_t n = 50, m = 400;
   std::vector<int64_t> sources(m);
-  std::map<int64_t, int64_t> count;
-  for (auto& s : sources) ++count[s = static_cast<int64_t>(rng.below(n))];
+  std::vector<int32_t> types(m);
+  std::map<int64_t, int64_t> count, count_of_type1;
+  for (int64_t e = 0; e < m; ++e) {
+    sources[e] = static_cast<int64_t>(rng.below(n));
+    types[e] = static_cast<int32_t>(rng.below(3));
+    ++count[sources[e]];
+    if (types[e] == 1) ++count_of_type1[sources[e]];
+  }
   for (const std::vector<int64_t>& nodes : {std::vector<int64_t>{3, 3, 49, 0}, [&] {
          std::vector<int64_t> every(n);
          for (int64_t v = 0; v < n; ++v) every[v] = v;
          return every;
        }()}) {
-    const std::vector<int64_t> got =
-        server::count_sources(sources.data(), m, nodes.data(), static_cast<int64_t>(nodes.size()), n);
-    for (size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(got[i], count[nodes[i]]) << nodes[i];
+    const auto k = static_cast<int64_t>(nodes.size());
+    const std::vector<int64_t> all = server::count_sources(sources.data(), nullptr, m, nodes.data(), k, n, -1);
+    const std::vector<int64_t> any = server::count_sources(sources.data(), types.data(), m, nodes.data(), k, n, -1);
+    const std::vector<int64_t> one = server::count_sources(sources.data(), types.data(), m, nodes.data(), k, n, 1);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      EXPECT_EQ(all[i], count[nodes[i]]) << nodes[i];
+      EXPECT_EQ(any[i], count[nodes[i]]) << nodes[i];
+      EXPECT_EQ(one[i], count_of_type1[nodes[i]]) << nodes[i];
+    }
   }
 }
 

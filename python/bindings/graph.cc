@@ -31,14 +31,15 @@ std::vector<int64_t> as_vector(const torch::Tensor& t) {
   return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
 }
 
-torch::Tensor degrees(const torch::Tensor& nodes_in, bool in) {
+// Degrees of homogeneous node IDs, counting the edges of `etype` (canonical "src:rel:dst"; "" for all).
+torch::Tensor degrees(const torch::Tensor& nodes_in, bool in, const std::string& etype) {
   distributed::Context& ctx = context();
   const torch::Tensor nodes = checked_ids(nodes_in, ctx.config().num_nodes, "nodes");
   std::vector<int64_t> out;
   {
     py::gil_scoped_release release;
     const distributed::DistGraph graph(ctx);
-    out = in ? graph.in_degrees(as_vector(nodes)) : graph.out_degrees(as_vector(nodes));
+    out = in ? graph.in_degrees(as_vector(nodes), etype) : graph.out_degrees(as_vector(nodes), etype);
   }
   return to_tensor(std::move(out));
 }
@@ -54,7 +55,7 @@ py::tuple find_edges(const torch::Tensor& eids_in) {
   return py::make_tuple(to_tensor(std::move(ends.first)), to_tensor(std::move(ends.second)));
 }
 
-torch::Tensor has_edges(const torch::Tensor& src_in, const torch::Tensor& dst_in) {
+torch::Tensor has_edges(const torch::Tensor& src_in, const torch::Tensor& dst_in, const std::string& etype) {
   distributed::Context& ctx = context();
   const torch::Tensor src = checked_ids(src_in, ctx.config().num_nodes, "source nodes");
   const torch::Tensor dst = checked_ids(dst_in, ctx.config().num_nodes, "destination nodes");
@@ -63,7 +64,7 @@ torch::Tensor has_edges(const torch::Tensor& src_in, const torch::Tensor& dst_in
   std::vector<bool> found;
   {
     py::gil_scoped_release release;
-    found = distributed::DistGraph(ctx).has_edges(as_vector(src), as_vector(dst));
+    found = distributed::DistGraph(ctx).has_edges(as_vector(src), as_vector(dst), etype);
   }
   torch::Tensor out = torch::empty({src.numel()}, torch::kBool);
   bool* p = out.data_ptr<bool>();
@@ -138,10 +139,12 @@ py::tuple to_block(const torch::Tensor& src_in, const torch::Tensor& dst_in, con
 }  // namespace
 
 void bind_graph(py::module_& m) {
-  m.def("in_degrees", [](const torch::Tensor& nodes) { return degrees(nodes, true); }, py::arg("nodes"));
-  m.def("out_degrees", [](const torch::Tensor& nodes) { return degrees(nodes, false); }, py::arg("nodes"));
+  m.def("in_degrees", [](const torch::Tensor& nodes, const std::string& etype) { return degrees(nodes, true, etype); },
+        py::arg("nodes"), py::arg("etype") = "");
+  m.def("out_degrees", [](const torch::Tensor& nodes, const std::string& etype) { return degrees(nodes, false, etype); },
+        py::arg("nodes"), py::arg("etype") = "");
   m.def("find_edges", &find_edges, py::arg("eids"));
-  m.def("has_edges", &has_edges, py::arg("src"), py::arg("dst"));
+  m.def("has_edges", &has_edges, py::arg("src"), py::arg("dst"), py::arg("etype") = "");
   m.def("sample_neighbors", &sample_neighbors, py::arg("nodes"), py::arg("fanout"), py::arg("etype_fanouts"),
         py::arg("replace"), py::arg("weight"), py::arg("key"));
   m.def("to_block", &to_block, py::arg("src"), py::arg("dst"), py::arg("eids"), py::arg("dst_nodes"),

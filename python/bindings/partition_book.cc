@@ -67,6 +67,33 @@ torch::Tensor homogeneous(const BoundBook& b, int ntype, const torch::Tensor& id
   return out;
 }
 
+// Homogeneous edge IDs -> (edge type, type-local ID).
+std::tuple<torch::Tensor, torch::Tensor> split_homogeneous_edges(const BoundBook& b, const torch::Tensor& ids_in) {
+  const torch::Tensor ids = id_tensor(ids_in, "edge IDs");
+  torch::Tensor types = torch::empty_like(ids), local = torch::empty_like(ids);
+  const int64_t* in = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    const PartitionBook::TypedEdge t = b.book.typed_edge(in[i]);
+    if (t.etype < 0) out_of_range("edge", in[i], b.config.num_edges);
+    types.data_ptr<int64_t>()[i] = t.etype;
+    local.data_ptr<int64_t>()[i] = t.id;
+  }
+  return {types, local};
+}
+
+// Type-local IDs of edge type `etype` -> homogeneous IDs.
+torch::Tensor homogeneous_edges(const BoundBook& b, int etype, const torch::Tensor& ids_in) {
+  const torch::Tensor ids = id_tensor(ids_in, "edge IDs");
+  const IdSpace& space = b.book.edge_space(etype);
+  torch::Tensor out = torch::empty_like(ids);
+  const int64_t* in = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    if (space.owner(in[i]) < 0) out_of_range("edge", in[i], space.size());
+    out.data_ptr<int64_t>()[i] = b.book.homogeneous_edge(etype, in[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_partition_book(py::module_& m) {
@@ -82,7 +109,9 @@ void bind_partition_book(py::module_& m) {
       .def("homogeneous_first", [](const BoundBook& b, int ntype) { return b.book.node_space(ntype).homogeneous_first; })
       .def("owners", &owners, py::arg("policy"), py::arg("ids"), py::arg("what"))
       .def("split_homogeneous", &split_homogeneous, py::arg("ids"))
-      .def("homogeneous", &homogeneous, py::arg("ntype"), py::arg("ids"));
+      .def("homogeneous", &homogeneous, py::arg("ntype"), py::arg("ids"))
+      .def("split_homogeneous_edges", &split_homogeneous_edges, py::arg("ids"))
+      .def("homogeneous_edges", &homogeneous_edges, py::arg("etype"), py::arg("ids"));
 }
 
 }  // namespace tessera::python

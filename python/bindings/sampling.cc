@@ -33,10 +33,16 @@ py::object optional_tensor(const Array& a) {
 }
 
 // An edge batch's pairs: (edge IDs, sources, destinations, negative sources,
-// negative destinations), ends as positions in the batch's seeds.
+// negative destinations, edge types, negative edge types), ends as positions
+// in the batch's seeds; the types are None on a graph of one type.
 py::tuple edge_tuple(sampling::EdgeBatch&& e) {
+  py::object etypes = py::none(), neg_etypes = py::none();
+  if (!e.etypes.empty()) {
+    etypes = py::cast(to_tensor(std::move(e.etypes)));
+    neg_etypes = py::cast(to_tensor(std::move(e.neg_etypes)));
+  }
   return py::make_tuple(to_tensor(std::move(e.eids)), to_tensor(std::move(e.src)), to_tensor(std::move(e.dst)),
-                        to_tensor(std::move(e.neg_src)), to_tensor(std::move(e.neg_dst)));
+                        to_tensor(std::move(e.neg_src)), to_tensor(std::move(e.neg_dst)), etypes, neg_etypes);
 }
 
 // The next batch as (seeds, [blocks], features or None, labels or None,
@@ -75,42 +81,69 @@ sampling::LoaderOptions loader_options(int64_t batch_size, bool shuffle, bool dr
   return options;
 }
 
-// A loader over edge IDs (DistEdgeDataLoader): negative_mode "", "per_source"
-// or "global"; exclude "", "self", "reverse_id" or "callback".
+// A Python callable that sampler threads may call: they take the GIL, which
+// the trainer's thread releases whenever it waits or runs libtorch; the last
+// owner drops it under the GIL too.
+std::shared_ptr<py::object> shared_callable(py::object callable) {
+  return std::shared_ptr<py::object>(new py::object(std::move(callable)), [](py::object* o) {
+    py::gil_scoped_acquire acquire;
+    delete o;
+  });
+}
+
+// A loader over edge IDs (DistEdgeDataLoader; homogeneous IDs): negative_mode
+// "", "per_source", "global" or "callback"; exclude "", "self", "reverse_id",
+// "reverse_types" (reverse_etypes: edge type -> reverse type) or "callback".
 std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, const torch::Tensor& eids_in,
                                             int64_t batch_size, bool shuffle, bool drop_last, int num_samplers,
                                             uint64_t seed, const std::string& negative_mode, int64_t k,
                                             bool exclude_self_loops, bool replace, const std::string& exclude,
-                                            const torch::Tensor& reverse_eids, py::object exclude_callback) {
+                                            const torch::Tensor& reverse_eids, std::map<int, int> reverse_etypes,
+                                            py::object exclude_callback, py::object negative_callback) {
   distributed::Context& ctx = context();
   const torch::Tensor eids = id_tensor(eids_in, "edge IDs");
   auto edges = std::make_shared<sampling::EdgeBatchOptions>();
   using Mode = sampling::NegativeSampling::Mode;
   using Exclude = sampling::EdgeBatchOptions::Exclude;
-  edges->negatives.mode = negative_mode.empty() ? Mode::kNone : negative_mode == "global" ? Mode::kGlobal : Mode::kPerSource;
+  edges->negatives.mode = negative_mode.empty()         ? Mode::kNone
+                          : negative_mode == "global"   ? Mode::kGlobal
+                          : negative_mode == "callback" ? Mode::kCallback
+                                                        : Mode::kPerSource;
   edges->negatives.k = k;
   edges->negatives.exclude_self_loops = exclude_self_loops;
   edges->negatives.replace = replace;
   edges->exclude = exclude.empty() ? Exclude::kNone
                    : exclude == "self" ? Exclude::kSelf
                    : exclude == "reverse_id" ? Exclude::kReverseId
-                                             : Exclude::kCallback;
+                   : exclude == "reverse_types" ? Exclude::kReverseTypes
+                                                : Exclude::kCallback;
+  edges->reverse_etypes = std::move(reverse_etypes);
   if (edges->exclude == Exclude::kReverseId) {
     const torch::Tensor r = id_tensor(reverse_eids, "reverse_eids");
     edges->reverse_eids.assign(r.data_ptr<int64_t>(), r.data_ptr<int64_t>() + r.numel());
   }
   if (edges->exclude == Exclude::kCallback) {
-    // Called on a sampler thread: it takes the GIL, which the trainer's
-    // thread releases whenever it waits or runs libtorch.
-    auto fn = std::shared_ptr<py::object>(new py::object(std::move(exclude_callback)), [](py::object* o) {
-      py::gil_scoped_acquire acquire;
-      delete o;
-    });
+    auto fn = shared_callable(std::move(exclude_callback));
     edges->exclude_callback = [fn](const std::vector<int64_t>& batch) {
       py::gil_scoped_acquire acquire;
       py::object out = (*fn)(to_tensor(std::vector<int64_t>(batch)));
       const torch::Tensor ids = id_tensor(out.cast<torch::Tensor>(), "the exclude function's edge IDs");
       return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    };
+  }
+  if (edges->negatives.mode == Mode::kCallback) {
+    auto fn = shared_callable(std::move(negative_callback));
+    edges->negatives.callback = [fn](const std::vector<int64_t>& batch, std::vector<int64_t>* src,
+                                     std::vector<int64_t>* dst) {
+      py::gil_scoped_acquire acquire;
+      py::object out = (*fn)(to_tensor(std::vector<int64_t>(batch)));
+      if (!py::isinstance<py::tuple>(out) || py::len(out) != 2)
+        throw ValueError("a negative sampler returns (sources, destinations)");
+      const auto pair = out.cast<py::tuple>();
+      const torch::Tensor s = id_tensor(pair[0].cast<torch::Tensor>(), "the negative sampler's sources");
+      const torch::Tensor d = id_tensor(pair[1].cast<torch::Tensor>(), "the negative sampler's destinations");
+      src->assign(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
+      dst->assign(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
     };
   }
   sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);
@@ -151,7 +184,8 @@ void bind_sampling(py::module_& m) {
       .def_static("for_edges", &edge_loader, py::arg("sampler"), py::arg("eids"), py::arg("batch_size"),
                   py::arg("shuffle"), py::arg("drop_last"), py::arg("num_samplers"), py::arg("seed"),
                   py::arg("negative_mode"), py::arg("k"), py::arg("exclude_self_loops"), py::arg("replace"),
-                  py::arg("exclude"), py::arg("reverse_eids"), py::arg("exclude_callback"),
+                  py::arg("exclude"), py::arg("reverse_eids"), py::arg("reverse_etypes"), py::arg("exclude_callback"),
+                  py::arg("negative_callback"),
                   py::keep_alive<0, 1>())
       .def_property_readonly("batches_per_epoch", &DistDataLoader::batches_per_epoch)
       .def("start_epoch", [](DistDataLoader& l, int epoch) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "distributed/graph_queries.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/base/error.h"
@@ -35,14 +38,21 @@ DistTensor DistGraph::edata(const std::string& name, const std::string& etype) c
   return DistTensor::open(*ctx_, store::edge_tensor_name(only_type(etypes(), etype, "edge"), name));
 }
 
-std::vector<int64_t> DistGraph::in_degrees(const std::vector<int64_t>& nodes) const {
-  return distributed::in_degrees(*ctx_, ctx_->standalone() ? nullptr : &ctx_->client(), 0, nodes.data(),
-                                 static_cast<int64_t>(nodes.size()));
+int DistGraph::etype_id(const std::string& etype) const {
+  if (etype.empty()) return -1;
+  const auto it = std::find(etypes().begin(), etypes().end(), etype);
+  if (it == etypes().end()) fail("edge type {} is not in the graph (it has {})", etype, fmt::join(etypes(), ", "));
+  return static_cast<int>(it - etypes().begin());
 }
 
-std::vector<int64_t> DistGraph::out_degrees(const std::vector<int64_t>& nodes) const {
+std::vector<int64_t> DistGraph::in_degrees(const std::vector<int64_t>& nodes, const std::string& etype) const {
+  return distributed::in_degrees(*ctx_, ctx_->standalone() ? nullptr : &ctx_->client(), 0, nodes.data(),
+                                 static_cast<int64_t>(nodes.size()), etype_id(etype));
+}
+
+std::vector<int64_t> DistGraph::out_degrees(const std::vector<int64_t>& nodes, const std::string& etype) const {
   return distributed::out_degrees(*ctx_, ctx_->standalone() ? nullptr : &ctx_->client(), 0, nodes.data(),
-                                  static_cast<int64_t>(nodes.size()));
+                                  static_cast<int64_t>(nodes.size()), etype_id(etype));
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> DistGraph::find_edges(const std::vector<int64_t>& eids) const {
@@ -52,10 +62,13 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> DistGraph::find_edges(cons
   return {std::move(src), std::move(dst)};
 }
 
-std::vector<bool> DistGraph::has_edges(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) const {
+std::vector<bool> DistGraph::has_edges(const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                                       const std::string& etype) const {
   if (src.size() != dst.size()) fail("has_edges: {} sources but {} destinations", src.size(), dst.size());
+  const int id = etype_id(etype);
+  const std::vector<int64_t> etypes(id < 0 ? 0 : src.size(), id);
   return distributed::has_edges(*ctx_, ctx_->standalone() ? nullptr : &ctx_->client(), 0, src.data(), dst.data(),
-                                static_cast<int64_t>(src.size()));
+                                static_cast<int64_t>(src.size()), id < 0 ? nullptr : etypes.data());
 }
 
 }  // namespace tessera::distributed

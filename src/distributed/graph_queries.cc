@@ -32,9 +32,10 @@ ByOwner split_by_owner(const PartitionConfig& config, bool nodes, const int64_t*
 }
 
 uint64_t send_ids(Context& ctx, net::Client* client, int rotation, int part, net::RequestType type,
-                  std::vector<int64_t> ids) {
+                  std::vector<int64_t> ids, int etype = -1) {
   if (client == nullptr) fail("internal: partition {} must be asked but there is no connection to the servers", part);
   net::Header h = net::make_header(type, 0, "");
+  h.iarg = etype + 1;  // the degree requests' edge type
   net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(ids.size())});
   std::vector<zmq::message_t> frames;
   frames.push_back(net::frame_of(std::move(ids)));
@@ -48,21 +49,27 @@ const int64_t* reply_ids(const net::Reply& reply, size_t k, size_t count, int pa
   return reply.frames[k].data<int64_t>();
 }
 
+void check_etype(const Context& ctx, int etype) {
+  const auto count = static_cast<int>(ctx.config().etypes.size());
+  if (etype < -1 || etype >= count) fail("edge type {} is out of range (the graph has {})", etype, count);
+}
+
 }  // namespace
 
-std::vector<int64_t> in_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n) {
+std::vector<int64_t> in_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n,
+                                int etype) {
+  check_etype(ctx, etype);
   ByOwner split = split_by_owner(ctx.config(), /*nodes=*/true, nodes, n, "node");
   std::vector<int64_t> out(n);
   std::vector<std::pair<int, uint64_t>> requests;
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (split.offsets[p].empty()) continue;
     if (p == ctx.local_part()) {
-      const int64_t* indptr = ctx.local().indptr().data<int64_t>();
       for (size_t i = 0; i < split.offsets[p].size(); ++i)
-        out[split.positions[p][i]] = indptr[split.offsets[p][i] + 1] - indptr[split.offsets[p][i]];
+        out[split.positions[p][i]] = server::in_degree(ctx.local(), split.offsets[p][i], etype);
       continue;
     }
-    requests.emplace_back(p, send_ids(ctx, client, rotation, p, server::kInDegrees, std::move(split.offsets[p])));
+    requests.emplace_back(p, send_ids(ctx, client, rotation, p, server::kInDegrees, std::move(split.offsets[p]), etype));
   }
   for (auto [p, id] : requests) {
     const net::Reply reply = std::move(client->wait({id})[0]);
@@ -72,7 +79,9 @@ std::vector<int64_t> in_degrees(Context& ctx, net::Client* client, int rotation,
   return out;
 }
 
-std::vector<int64_t> out_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n) {
+std::vector<int64_t> out_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n,
+                                 int etype) {
+  check_etype(ctx, etype);
   const int64_t num_nodes = ctx.config().num_nodes;
   for (int64_t i = 0; i < n; ++i)
     if (nodes[i] < 0 || nodes[i] >= num_nodes) fail("node {} is out of range (the graph has {})", nodes[i], num_nodes);
@@ -81,13 +90,12 @@ std::vector<int64_t> out_degrees(Context& ctx, net::Client* client, int rotation
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (n == 0) break;
     if (p == ctx.local_part()) {
-      const store::PartitionStore& part = ctx.local();
-      const std::vector<int64_t> counts = server::count_sources(part.indices().data<int64_t>(), part.indices().rows(),
-                                                                nodes, n, num_nodes);
+      const std::vector<int64_t> counts = server::count_sources(ctx.local(), nodes, n, num_nodes, etype);
       for (int64_t i = 0; i < n; ++i) out[i] += counts[i];
       continue;
     }
-    requests.emplace_back(p, send_ids(ctx, client, rotation, p, server::kOutDegrees, std::vector<int64_t>(nodes, nodes + n)));
+    requests.emplace_back(p, send_ids(ctx, client, rotation, p, server::kOutDegrees, std::vector<int64_t>(nodes, nodes + n),
+                                      etype));
   }
   for (auto [p, id] : requests) {
     const net::Reply reply = std::move(client->wait({id})[0]);
@@ -130,11 +138,13 @@ void find_edges(Context& ctx, net::Client* client, int rotation, const int64_t* 
 }
 
 std::vector<bool> has_edges(Context& ctx, net::Client* client, int rotation, const int64_t* src, const int64_t* dst,
-                            int64_t n) {
+                            int64_t n, const int64_t* etypes) {
   ByOwner split = split_by_owner(ctx.config(), /*nodes=*/true, dst, n, "node");
   const int64_t num_nodes = ctx.config().num_nodes;
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) {
     if (src[i] < 0 || src[i] >= num_nodes) fail("node {} is out of range (the graph has {})", src[i], num_nodes);
+    if (etypes != nullptr) check_etype(ctx, static_cast<int>(etypes[i]));
+  }
   std::vector<bool> out(n, false);
   std::vector<std::pair<int, uint64_t>> requests;
   for (int p = 0; p < ctx.num_parts(); ++p) {
@@ -143,21 +153,23 @@ std::vector<bool> has_edges(Context& ctx, net::Client* client, int rotation, con
     if (p == ctx.local_part()) {
       const store::PartitionStore& part = ctx.local();
       for (size_t i = 0; i < positions.size(); ++i)
-        out[positions[i]] = server::has_in_edge(part.indptr().data<int64_t>(), part.indices().data<int64_t>(),
-                                                split.offsets[p][i], src[positions[i]]);
+        out[positions[i]] = server::has_in_edge(part, split.offsets[p][i], src[positions[i]],
+                                                etypes == nullptr ? -1 : etypes[positions[i]]);
       continue;
     }
     if (client == nullptr) fail("internal: partition {} must be asked but there is no connection to the servers", p);
-    std::vector<int64_t> s(positions.size()), d(positions.size());
+    std::vector<int64_t> s(positions.size()), d(positions.size()), t;
     for (size_t i = 0; i < positions.size(); ++i) {
       s[i] = src[positions[i]];
       d[i] = dst[positions[i]];
+      if (etypes != nullptr) t.push_back(etypes[positions[i]]);
     }
     net::Header h = net::make_header(server::kHasEdges, 0, "");
     net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(s.size())});
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(std::move(s)));
     frames.push_back(net::frame_of(std::move(d)));
+    if (etypes != nullptr) frames.push_back(net::frame_of(std::move(t)));
     requests.emplace_back(p, client->send(ctx.server_for(p, rotation), h, std::move(frames)));
   }
   for (auto [p, id] : requests) {

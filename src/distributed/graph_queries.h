@@ -17,17 +17,20 @@
 
 namespace tessera::distributed {
 
-std::vector<int64_t> in_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n);
+// Degrees count the edges of type `etype` only, or every edge when it is -1.
+std::vector<int64_t> in_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n,
+                                int etype = -1);
 // Out-degrees ask every partition, since a node's out-edges lie wherever
 // their destinations do (partitions store in-edges).
-std::vector<int64_t> out_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n);
+std::vector<int64_t> out_degrees(Context& ctx, net::Client* client, int rotation, const int64_t* nodes, int64_t n,
+                                 int etype = -1);
 // Writes the source and destination of each edge to src[i], dst[i].
 void find_edges(Context& ctx, net::Client* client, int rotation, const int64_t* eids, int64_t n, int64_t* src,
                 int64_t* dst);
 
-// Per pair, whether the graph has an edge src[i] -> dst[i] (asked of the
-// destinations' owners).
+// Per pair, whether the graph has an edge src[i] -> dst[i] (of type
+// etypes[i], when etypes is given), asked of the destinations' owners.
 std::vector<bool> has_edges(Context& ctx, net::Client* client, int rotation, const int64_t* src, const int64_t* dst,
-                            int64_t n);
+                            int64_t n, const int64_t* etypes = nullptr);
 
 }  // namespace tessera::distributed

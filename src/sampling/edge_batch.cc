@@ -1,6 +1,8 @@
 #include "tessera/sampling/edge_batch.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -13,42 +15,77 @@ namespace {
 
 using Mode = NegativeSampling::Mode;
 
-// Per edge, k destinations drawn uniformly from the nodes; sources repeat.
-void per_source_negatives(const EdgeBatch& batch, int64_t k, int64_t num_nodes, Rng& rng, EdgeBatch* out) {
-  out->neg_src.reserve(batch.src.size() * k);
-  out->neg_dst.reserve(batch.src.size() * k);
-  for (const int64_t s : batch.src)
-    for (int64_t j = 0; j < k; ++j) {
-      out->neg_src.push_back(s);
-      out->neg_dst.push_back(static_cast<int64_t>(rng.below(num_nodes)));
-    }
+// A uniform node of node type `ntype` (homogeneous ID); every node on a graph of one node type.
+int64_t uniform_node(const distributed::Context& ctx, int ntype, Rng& rng) {
+  if (ctx.config().ntypes.size() <= 1) return static_cast<int64_t>(rng.below(ctx.config().num_nodes));
+  const IdSpace& space = ctx.book().node_space(ntype);
+  return ctx.book().homogeneous_node(ntype, static_cast<int64_t>(rng.below(space.size())));
 }
 
-// k * batch pairs from all nodes that are not edges (nor self-loops, if
-// asked; nor repeats, unless replace). Like DGL, a few rounds of draws may
-// return fewer pairs on a dense graph rather than loop forever.
-void global_negatives(distributed::Context& ctx, net::Client* client, int rotation, const NegativeSampling& options,
-                      int64_t wanted, Rng& rng, EdgeBatch* out) {
-  const int64_t num_nodes = ctx.config().num_nodes;
-  std::set<std::pair<int64_t, int64_t>> seen;
-  for (int round = 0; round < 3 && static_cast<int64_t>(out->neg_src.size()) < wanted; ++round) {
-    const int64_t draws = (wanted - static_cast<int64_t>(out->neg_src.size())) * 11 / 10 + 1;
-    std::vector<int64_t> s, d;
-    for (int64_t i = 0; i < draws; ++i) {
-      const int64_t u = static_cast<int64_t>(rng.below(num_nodes)), v = static_cast<int64_t>(rng.below(num_nodes));
-      if (options.exclude_self_loops && u == v) continue;
-      s.push_back(u);
-      d.push_back(v);
-    }
-    const std::vector<bool> edge = distributed::has_edges(ctx, client, rotation, s.data(), d.data(),
-                                                          static_cast<int64_t>(s.size()));
-    for (size_t i = 0; i < s.size() && static_cast<int64_t>(out->neg_src.size()) < wanted; ++i) {
-      if (edge[i]) continue;
-      if (!options.replace && !seen.insert({s[i], d[i]}).second) continue;
-      out->neg_src.push_back(s[i]);
-      out->neg_dst.push_back(d[i]);
+// Per edge, k destinations drawn uniformly from the nodes of its
+// destination's type; sources (and edge types) repeat.
+void per_source_negatives(const distributed::Context& ctx, const EdgeBatch& batch, int64_t k, Rng& rng,
+                          EdgeBatch* out) {
+  const bool typed = !batch.etypes.empty();
+  out->neg_src.reserve(batch.src.size() * k);
+  out->neg_dst.reserve(batch.src.size() * k);
+  for (size_t i = 0; i < batch.src.size(); ++i) {
+    const int etype = typed ? static_cast<int>(batch.etypes[i]) : 0;
+    const int dst_type = typed ? ctx.config().etype_dst(etype) : 0;
+    for (int64_t j = 0; j < k; ++j) {
+      out->neg_src.push_back(batch.src[i]);
+      out->neg_dst.push_back(uniform_node(ctx, dst_type, rng));
+      if (typed) out->neg_etypes.push_back(etype);
     }
   }
+}
+
+// k pairs per batch edge of each type, drawn from the nodes of the type's
+// ends, that are not edges of that type (nor self-loops, if asked; nor
+// repeats, unless replace). Like DGL, a few rounds of draws may return fewer
+// pairs on a dense graph rather than loop forever.
+void global_negatives(distributed::Context& ctx, net::Client* client, int rotation, const NegativeSampling& options,
+                      Rng& rng, EdgeBatch* out) {
+  const bool typed = !out->etypes.empty();
+  std::map<int64_t, int64_t> wanted;  // edge type -> pairs still wanted
+  for (size_t i = 0; i < out->src.size(); ++i) wanted[typed ? out->etypes[i] : 0] += options.k;
+  std::set<std::array<int64_t, 3>> seen;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int64_t> s, d, t;
+    for (const auto& [etype, count] : wanted) {
+      const int src_type = typed ? ctx.config().etype_src(static_cast<int>(etype)) : 0;
+      const int dst_type = typed ? ctx.config().etype_dst(static_cast<int>(etype)) : 0;
+      for (int64_t i = 0, draws = count * 11 / 10 + (count > 0); i < draws; ++i) {
+        const int64_t u = uniform_node(ctx, src_type, rng), v = uniform_node(ctx, dst_type, rng);
+        if (options.exclude_self_loops && u == v) continue;
+        s.push_back(u);
+        d.push_back(v);
+        t.push_back(etype);
+      }
+    }
+    if (s.empty()) break;
+    const std::vector<bool> edge = distributed::has_edges(ctx, client, rotation, s.data(), d.data(),
+                                                          static_cast<int64_t>(s.size()), typed ? t.data() : nullptr);
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (edge[i] || wanted[t[i]] == 0) continue;
+      if (!options.replace && !seen.insert({s[i], d[i], t[i]}).second) continue;
+      out->neg_src.push_back(s[i]);
+      out->neg_dst.push_back(d[i]);
+      if (typed) out->neg_etypes.push_back(t[i]);
+      --wanted[t[i]];
+    }
+  }
+}
+
+// The pairs a user's negative sampler gives for the batch's edges.
+void user_negatives(const distributed::Context& ctx, const NegativeSampling& options, EdgeBatch* out) {
+  options.callback(out->eids, &out->neg_src, &out->neg_dst);
+  if (out->neg_src.size() != out->neg_dst.size())
+    fail("the negative sampler gave {} sources but {} destinations", out->neg_src.size(), out->neg_dst.size());
+  const int64_t n = ctx.config().num_nodes;
+  for (const auto* ids : {&out->neg_src, &out->neg_dst})
+    for (const int64_t v : *ids)
+      if (v < 0 || v >= n) fail("the negative sampler gave node {}, outside 0..{}", v, n - 1);
 }
 
 // Replaces node IDs by their positions in `seeds` (sorted, holding them all).
@@ -67,19 +104,30 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
   batch->dst.assign(n, 0);
   batch->neg_src.clear();
   batch->neg_dst.clear();
+  batch->etypes.clear();
+  batch->neg_etypes.clear();
   distributed::find_edges(ctx, client, rotation, batch->eids.data(), n, batch->src.data(), batch->dst.data());
+  if (ctx.config().ntypes.size() > 1 || ctx.config().etypes.size() > 1)
+    for (const int64_t e : batch->eids) batch->etypes.push_back(ctx.book().typed_edge(e).etype);
   exclude->eids.clear();
   exclude->ends.clear();
-  if (options.exclude == EdgeBatchOptions::Exclude::kSelfAndReverse)
-    for (int64_t i = 0; i < n; ++i) {
-      exclude->ends.push_back({batch->src[i], batch->dst[i], 0});
-      exclude->ends.push_back({batch->dst[i], batch->src[i], 0});
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t etype = batch->etypes.empty() ? 0 : batch->etypes[i];
+    if (options.exclude == EdgeBatchOptions::Exclude::kSelfAndReverse) {
+      exclude->ends.push_back({batch->src[i], batch->dst[i], etype});
+      exclude->ends.push_back({batch->dst[i], batch->src[i], etype});
     }
+    if (options.exclude == EdgeBatchOptions::Exclude::kReverseTypes) {
+      const auto it = options.reverse_etypes.find(static_cast<int>(etype));
+      if (it != options.reverse_etypes.end()) exclude->ends.push_back({batch->dst[i], batch->src[i], it->second});
+    }
+  }
 
   Rng rng(key, 0x6e6567);  // "neg"
   const NegativeSampling& neg = options.negatives;
-  if (neg.mode == Mode::kPerSource) per_source_negatives(*batch, neg.k, ctx.config().num_nodes, rng, batch);
-  if (neg.mode == Mode::kGlobal) global_negatives(ctx, client, rotation, neg, n * neg.k, rng, batch);
+  if (neg.mode == Mode::kPerSource) per_source_negatives(ctx, *batch, neg.k, rng, batch);
+  if (neg.mode == Mode::kGlobal) global_negatives(ctx, client, rotation, neg, rng, batch);
+  if (neg.mode == Mode::kCallback) user_negatives(ctx, neg, batch);
 
   seeds->clear();
   for (const auto* ids : {&batch->src, &batch->dst, &batch->neg_src, &batch->neg_dst})
@@ -93,6 +141,7 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
     case EdgeBatchOptions::Exclude::kSelfAndReverse:  // its ends are set above, from node IDs
       break;
     case EdgeBatchOptions::Exclude::kSelf:
+    case EdgeBatchOptions::Exclude::kReverseTypes:  // and the reverses' ends, set above
       exclude->eids = batch->eids;
       break;
     case EdgeBatchOptions::Exclude::kReverseId: {

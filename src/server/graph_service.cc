@@ -10,17 +10,26 @@
 namespace tessera::server {
 namespace {
 
+// The edge type a request counts (its iarg is the type + 1; 0 counts every type).
+int requested_etype(const ServerState& state, const net::Request& request) {
+  const int64_t etype = request.header.iarg - 1;
+  const auto num_etypes = static_cast<int64_t>(state.config.etypes.size());
+  if (etype < -1 || etype >= num_etypes)
+    throw net::ProtocolError(fmt::format("edge type {} is out of range (the graph has {})", etype, num_etypes));
+  return static_cast<int>(etype);
+}
+
 Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* reply) {
   const store::PartitionStore& partition = *state.partition;
   int64_t n = 0;
   const int64_t* nodes = ids_frame(request, 0, &n);
-  const int64_t* indptr = partition.indptr().data<int64_t>();
+  const int etype = requested_etype(state, request);
   std::vector<int64_t> degrees(n);
   for (int64_t i = 0; i < n; ++i) {
     if (nodes[i] < 0 || nodes[i] >= partition.num_nodes())
       fail("local node {} is out of range (partition {} owns {})", nodes[i], state.env.machine_id,
            partition.num_nodes());
-    degrees[i] = indptr[nodes[i] + 1] - indptr[nodes[i]];
+    degrees[i] = in_degree(partition, nodes[i], etype);
   }
   net::set_shape(reply, DType::kInt64, {n});
   Frames frames;
@@ -55,8 +64,7 @@ Frames serve_out_degrees(ServerState& state, net::Request& request, net::Header*
   for (int64_t i = 0; i < n; ++i)
     if (nodes[i] < 0 || nodes[i] >= num_nodes)
       throw net::ProtocolError(fmt::format("node {} is out of range (the graph has {})", nodes[i], num_nodes));
-  std::vector<int64_t> counts =
-      count_sources(partition.indices().data<int64_t>(), partition.indices().rows(), nodes, n, num_nodes);
+  std::vector<int64_t> counts = count_sources(partition, nodes, n, num_nodes, requested_etype(state, request));
   net::set_shape(reply, DType::kInt64, {n});
   Frames frames;
   frames.push_back(net::frame_of(std::move(counts)));
@@ -67,16 +75,19 @@ Frames serve_has_edges(ServerState& state, net::Request& request, net::Header* r
   const store::PartitionStore& partition = *state.partition;
   int64_t n = 0, m = 0;
   const int64_t* src = ids_frame(request, 0, &n);
-  if (request.frames.size() != 2 || request.frames[1].size() != static_cast<size_t>(n) * sizeof(int64_t))
-    throw net::ProtocolError("has-edges needs as many destinations as sources");
+  const size_t bytes = static_cast<size_t>(n) * sizeof(int64_t);
+  if (request.frames.size() < 2 || request.frames.size() > 3 || request.frames[1].size() != bytes ||
+      (request.frames.size() == 3 && request.frames[2].size() != bytes))
+    throw net::ProtocolError("has-edges needs as many destinations (and edge types, if any) as sources");
   const int64_t* dst = request.frames[1].data<int64_t>();
+  const int64_t* etypes = request.frames.size() == 3 ? request.frames[2].data<int64_t>() : nullptr;
   m = partition.num_nodes();
   std::vector<int64_t> found(n);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t local = dst[i] - partition.first_node();
     if (local < 0 || local >= m)
       throw net::ProtocolError(fmt::format("node {} is not in partition {}", dst[i], state.env.machine_id));
-    found[i] = has_in_edge(partition.indptr().data<int64_t>(), partition.indices().data<int64_t>(), local, src[i]);
+    found[i] = has_in_edge(partition, local, src[i], etypes == nullptr ? -1 : etypes[i]);
   }
   net::set_shape(reply, DType::kInt64, {n});
   Frames frames;
@@ -111,19 +122,52 @@ Frames serve_find_edges(ServerState& state, net::Request& request, net::Header* 
 
 }  // namespace
 
-bool has_in_edge(const int64_t* indptr, const int64_t* indices, int64_t dst, int64_t src) {
-  for (int64_t e = indptr[dst]; e < indptr[dst + 1]; ++e)
-    if (indices[e] == src) return true;
+namespace {
+
+// Whether edge `e` has type `etype` (-1: any); `etypes` is null on a graph of one type, whose type is 0.
+bool of_type(const int32_t* etypes, int64_t e, int etype) {
+  if (etype < 0) return true;
+  return etypes == nullptr ? etype == 0 : etypes[e] == etype;
+}
+
+const int32_t* etypes_of(const store::PartitionStore& partition) {
+  return partition.etypes().empty_handle() ? nullptr : partition.etypes().data<int32_t>();
+}
+
+}  // namespace
+
+int64_t in_degree(const store::PartitionStore& partition, int64_t local, int etype) {
+  const int64_t* indptr = partition.indptr().data<int64_t>();
+  const int32_t* etypes = etypes_of(partition);
+  if (etype < 0 || etypes == nullptr) return of_type(etypes, 0, etype) ? indptr[local + 1] - indptr[local] : 0;
+  int64_t count = 0;
+  for (int64_t e = indptr[local]; e < indptr[local + 1]; ++e) count += etypes[e] == etype;
+  return count;
+}
+
+bool has_in_edge(const store::PartitionStore& partition, int64_t local, int64_t src, int64_t etype) {
+  const int64_t* indptr = partition.indptr().data<int64_t>();
+  const int64_t* indices = partition.indices().data<int64_t>();
+  const int32_t* etypes = etypes_of(partition);
+  for (int64_t e = indptr[local]; e < indptr[local + 1]; ++e)
+    if (indices[e] == src && of_type(etypes, e, static_cast<int>(etype))) return true;
   return false;
 }
 
-std::vector<int64_t> count_sources(const int64_t* sources, int64_t num_edges, const int64_t* nodes, int64_t n,
-                                   int64_t num_nodes) {
+std::vector<int64_t> count_sources(const store::PartitionStore& partition, const int64_t* nodes, int64_t n,
+                                   int64_t num_nodes, int etype) {
+  return count_sources(partition.indices().data<int64_t>(), etypes_of(partition), partition.indices().rows(), nodes,
+                       n, num_nodes, etype);
+}
+
+std::vector<int64_t> count_sources(const int64_t* sources, const int32_t* etypes, int64_t num_edges,
+                                   const int64_t* nodes, int64_t n, int64_t num_nodes, int etype) {
   std::vector<int64_t> out(n, 0);
   if (n == 0) return out;
   if (n * 16 >= num_nodes) {  // many nodes: count every source once
     std::vector<int64_t> all(num_nodes, 0);
-    for (int64_t e = 0; e < num_edges; ++e) ++all[sources[e]];
+    for (int64_t e = 0; e < num_edges; ++e)
+      if (of_type(etypes, e, etype)) ++all[sources[e]];
     for (int64_t i = 0; i < n; ++i) out[i] = all[nodes[i]];
     return out;
   }
@@ -132,6 +176,7 @@ std::vector<int64_t> count_sources(const int64_t* sources, int64_t num_edges, co
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   std::vector<int64_t> counts(sorted.size(), 0);
   for (int64_t e = 0; e < num_edges; ++e) {
+    if (!of_type(etypes, e, etype)) continue;
     const auto it = std::lower_bound(sorted.begin(), sorted.end(), sources[e]);
     if (it != sorted.end() && *it == sources[e]) ++counts[it - sorted.begin()];
   }

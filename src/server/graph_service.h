@@ -11,30 +11,43 @@
 #include <vector>
 
 #include "net/message.h"
+#include "tessera/store/partition_store.h"
 
 namespace tessera::server {
 
-// Frames: the partition's local node offsets (int64) -> reply: in-degrees.
+// Frames: the partition's local node offsets (int64), iarg = edge type + 1
+// (0: every type) -> reply: in-degrees.
 constexpr net::RequestType kInDegrees = 7;
 // Frames: edge ids of the partition -> reply: source ids, destination ids.
 constexpr net::RequestType kFindEdges = 8;
 // iarg = count -> reply: the local offsets (int64) of the `count` nodes of
 // largest in-degree, largest first, ties by offset.
 constexpr net::RequestType kTopInDegree = 17;
-// Frames: homogeneous node IDs (any partition's) -> reply: how many of this
-// partition's edges start at each (its share of their out-degrees).
+// Frames: homogeneous node IDs (any partition's), iarg as kInDegrees ->
+// reply: how many of this partition's edges (of that type) start at each
+// (its share of their out-degrees).
 constexpr net::RequestType kOutDegrees = 21;
-// Frames: sources, destinations (the partition's nodes, homogeneous IDs)
-// -> reply: per pair, 1 if the graph has an edge from source to destination.
+// Frames: sources, destinations (the partition's nodes, homogeneous IDs) and
+// optionally edge types -> reply: per pair, 1 if the graph has an edge from
+// source to destination (of that type).
 constexpr net::RequestType kHasEdges = 22;
 
-// How many of the `num_edges` sources in `sources` are each of nodes[0..n),
-// IDs of a graph of `num_nodes`. One pass over the edges; a dense count
-// when the nodes are many, a sorted lookup when they are few.
-// Whether local node `dst` of a partition's CSC has an in-edge from `src`.
-bool has_in_edge(const int64_t* indptr, const int64_t* indices, int64_t dst, int64_t src);
+// Below, `etype` -1 means every edge type; on a graph of one type, 0 is
+// that type.
 
-std::vector<int64_t> count_sources(const int64_t* sources, int64_t num_edges, const int64_t* nodes, int64_t n,
-                                   int64_t num_nodes);
+// In-edges (of `etype`) of the partition's local node `local`.
+int64_t in_degree(const store::PartitionStore& partition, int64_t local, int etype);
+
+// Whether local node `local` has an in-edge (of `etype`) from `src`.
+bool has_in_edge(const store::PartitionStore& partition, int64_t local, int64_t src, int64_t etype);
+
+// How many of the partition's edges (of `etype`) start at each of
+// nodes[0..n), IDs of a graph of `num_nodes`. One pass over the edges; a
+// dense count when the nodes are many, a sorted lookup when they are few.
+std::vector<int64_t> count_sources(const store::PartitionStore& partition, const int64_t* nodes, int64_t n,
+                                   int64_t num_nodes, int etype);
+// The same over `num_edges` sources whose types are `etypes` (null: all 0).
+std::vector<int64_t> count_sources(const int64_t* sources, const int32_t* etypes, int64_t num_edges,
+                                   const int64_t* nodes, int64_t n, int64_t num_nodes, int etype);
 
 }  // namespace tessera::server

@@ -116,6 +116,19 @@ def small_graph(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def mag_like(tmp_path_factory):
+    """A generated mag-like graph in OGB's raw layout (4 node types, 8 relations with the reverses), partitioned
+    into 1 and 2."""
+    d = tmp_path_factory.mktemp("mag_like")
+    tessera("gen", "mag-like", "--nodes", "3000", "--edges", "20000", "--seed", "1", "--layout", "ogb", "--out",
+            str(d / "raw"))
+    for k in (1, 2):
+        tessera("partition", "--input", str(d / "raw"), "--format", "ogb-mag", "--add-reverse", "--graph-name",
+                "mag", "--num-parts", str(k), "--out", str(d / f"p{k}"))
+    return d
+
+
+@pytest.fixture(scope="session")
 def cora(tmp_path_factory):
     src = shared("node/cora")
     d = tmp_path_factory.mktemp("cora")

@@ -142,3 +142,32 @@ def test_to_block_on_a_plain_graph():
     assert block.srcdata[dgl.NID].tolist() == [1, 0, 2, 3, 4]
     assert block.indptr.tolist() == [0, 2, 3, 4]
     assert block.edata[dgl.EID].tolist() == [0, 1, 2, 3]
+
+
+def test_typed_graph_per_relation_and_summed_across_relations():
+    """A HeteroGraph (a typed frontier or pair graph): apply_edges per relation, and update_all over every
+    relation sums what the relations send to a node type, as DGL's cross-type reducer 'sum'."""
+    from tessera.dataloading.hetero_graph import HeteroGraph
+    gen = torch.Generator().manual_seed(3)
+    na, nb = 7, 5
+    writes = (torch.randint(0, na, (20,), generator=gen), torch.randint(0, nb, (20,), generator=gen))
+    cites = (torch.randint(0, nb, (15,), generator=gen), torch.randint(0, nb, (15,), generator=gen))
+    g = HeteroGraph({"a": na, "b": nb}, {("a", "writes", "b"): (*writes, None), ("b", "cites", "b"): (*cites, None)})
+    ha, hb = torch.randn(na, 4, requires_grad=True), torch.randn(nb, 4, requires_grad=True)
+    with g.local_scope():
+        g.ndata["h"] = {"a": ha, "b": hb}
+        g.apply_edges(fn.u_dot_v("h", "h", "s"), etype="writes")
+        assert torch.allclose(g.edges["writes"].data["s"], (ha[writes[0]] * hb[writes[1]]).sum(1, keepdim=True))
+        assert "s" not in g.edges["cites"].data
+        g.update_all(fn.copy_u("h", "m"), fn.sum("m", "out"))
+        expected = dense(writes[0], writes[1], max(na, nb))[:nb, :na] @ ha + dense(*cites, nb) @ hb
+        assert torch.allclose(g.nodes["b"].data["out"], expected, atol=1e-5)
+        assert "out" not in g.nodes["a"].data  # nothing is sent to type a
+        grad = torch.autograd.grad(g.nodes["b"].data["out"].sum(), hb)[0]
+        assert torch.allclose(grad, dense(*cites, nb).sum(0).unsqueeze(1).expand(-1, 4), atol=1e-5)
+    assert "h" not in g.nodes["a"].data, "local_scope drops what was set inside"
+    assert g.num_edges("cites") == 15 and g.num_nodes() == na + nb and g.in_degrees(etype="writes").sum() == 20
+    with pytest.raises(ValueError, match="etype"):
+        g.edges()
+    with pytest.raises(KeyError, match="nope"):
+        g.apply_edges(fn.u_dot_v("h", "h", "s"), etype="nope")

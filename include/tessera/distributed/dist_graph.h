@@ -36,16 +36,20 @@ class DistGraph {
   DistTensor ndata(const std::string& name, const std::string& ntype = "") const;
   DistTensor edata(const std::string& name, const std::string& etype = "") const;
 
-  std::vector<int64_t> in_degrees(const std::vector<int64_t>& nodes) const;
+  // Node and edge IDs below are homogeneous. `etype` (canonical "src:rel:dst")
+  // restricts a query to the edges of that type; "" means every edge.
+  std::vector<int64_t> in_degrees(const std::vector<int64_t>& nodes, const std::string& etype = "") const;
   // Out-degrees ask every partition (a node's out-edges lie with their destinations).
-  std::vector<int64_t> out_degrees(const std::vector<int64_t>& nodes) const;
+  std::vector<int64_t> out_degrees(const std::vector<int64_t>& nodes, const std::string& etype = "") const;
   // (sources, destinations) of edges, by edge ID.
   std::pair<std::vector<int64_t>, std::vector<int64_t>> find_edges(const std::vector<int64_t>& eids) const;
   // Per pair, whether an edge src[i] -> dst[i] exists.
-  std::vector<bool> has_edges(const std::vector<int64_t>& src, const std::vector<int64_t>& dst) const;
+  std::vector<bool> has_edges(const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                              const std::string& etype = "") const;
   void barrier() const { ctx_->barrier(); }
 
  private:
+  int etype_id(const std::string& etype) const;  // -1 for ""
   const std::string& only_type(const std::vector<std::string>& types, const std::string& given, const char* kind) const;
   Context* ctx_;
 };

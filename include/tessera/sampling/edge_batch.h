@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "tessera/distributed/context.h"
@@ -25,20 +26,33 @@ struct NegativeSampling {
     kNone,
     kPerSource,  // DGL's Uniform / PerSourceUniform: k corrupted destinations per edge, its source kept
     kGlobal,     // DGL's GlobalUniform: k * batch pairs drawn from all nodes that are not edges of the graph
+    kCallback,   // a user's sampler: `callback` gives the pairs for the batch's edge IDs
   };
+  // On a typed graph, a negative has its positive's edge type, and its ends
+  // are drawn from that type's source and destination node types.
   Mode mode = Mode::kNone;
   int64_t k = 0;
   bool exclude_self_loops = true;  // kGlobal only
   bool replace = false;            // kGlobal only: without it, no pair is drawn twice in a batch
+  // kCallback: (sources, destinations) of the negatives for a batch's edge
+  // IDs, homogeneous node IDs; called on a sampler thread, so it must be
+  // thread-safe. A node ID out of range is an error naming it.
+  std::function<void(const std::vector<int64_t>& eids, std::vector<int64_t>* src, std::vector<int64_t>* dst)>
+      callback;
 };
 
 struct EdgeBatchOptions {
   NegativeSampling negatives;
   // kSelfAndReverse: every edge joining a batch pair's nodes, either way (the
   // reverse without a reverse-ID map; what `tessera train link` leaves out).
-  enum class Exclude { kNone, kSelf, kReverseId, kSelfAndReverse, kCallback };
+  // kReverseTypes: the edges themselves and, for an edge u -> v of a type
+  // with a reverse type, the edges v -> u of that reverse type (DGL's
+  // reverse_types; found by their ends, since the partitioner numbers each
+  // type's edges on its own).
+  enum class Exclude { kNone, kSelf, kReverseId, kSelfAndReverse, kReverseTypes, kCallback };
   Exclude exclude = Exclude::kNone;
   std::vector<int64_t> reverse_eids;  // kReverseId: reverse_eids[e] is edge e's reverse
+  std::map<int, int> reverse_etypes;  // kReverseTypes: edge type -> its reverse type
   // kCallback: the edge IDs to exclude for a batch's edges (DGL's callable
   // `exclude`); called on a sampler thread, so it must be thread-safe.
   std::function<std::vector<int64_t>(const std::vector<int64_t>& eids)> exclude_callback;
@@ -50,6 +64,9 @@ struct EdgeBatch {
   std::vector<int64_t> eids;             // the positive edges, in batch order
   std::vector<int64_t> src, dst;         // their ends
   std::vector<int64_t> neg_src, neg_dst; // the negative pairs (empty without negative sampling)
+  // On a graph of several node or edge types, the edge type of each positive
+  // and each negative pair; empty otherwise.
+  std::vector<int64_t> etypes, neg_etypes;
 };
 
 // Finds the ends of `eids`, draws their negatives (every choice fixed by

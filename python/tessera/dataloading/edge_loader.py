@@ -8,7 +8,9 @@ from .. import NID, _C
 from ..distributed import context
 from ..distributed.tensor import to_ids
 from .graph import Graph
+from .hetero_graph import HeteroGraph
 from .loader import DistNodeDataLoader, check_loader_arguments
+from .negative_sampler import BUILT_IN
 
 _EXCLUDE = (None, "self", "reverse_id", "reverse_types")
 
@@ -38,7 +40,13 @@ class DistEdgeDataLoader(DistNodeDataLoader):
     over the batch's nodes (ndata[dgl.NID]: their IDs; blocks[-1]'s destinations are the same nodes);
     pair_graph.edata[dgl.EID] holds the batch's edge IDs. exclude: None, "self" (the batch's edges),
     "reverse_id" (those and reverse_eids[those]) or a function of the batch's edge IDs giving the IDs to leave
-    out of the blocks."""
+    out of the blocks.
+
+    On a typed graph, eids is {etype: type-local IDs}; the pair graphs are HeteroGraphs over each node type's
+    seeds (nodes[ntype].data[dgl.NID], in the order of blocks[-1]'s destinations of that type); negatives keep
+    their edge's type and draw their ends from its node types; and exclude="reverse_types" with
+    reverse_etypes={etype: reverse etype} leaves out the batch's edges and, for each edge u -> v, the edges
+    v -> u of its reverse type (found by their ends, since Tessera numbers each type's edges on its own)."""
 
     def __init__(self, g, eids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  exclude=None, reverse_eids=None, reverse_etypes=None, negative_sampler=None, num_samplers=None,
@@ -51,25 +59,13 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             graph_sampler = graph_sampler.sampler
         check_loader_arguments("DistEdgeDataLoader", g, batch_size, kwargs, {"num_workers"})
         info = context.ensure_initialized()
-        if len(g.canonical_etypes) != 1:
-            raise ValueError(f"DistEdgeDataLoader: this graph has {len(g.canonical_etypes)} edge types; Tessera's "
-                             f"edge loader samples graphs of one edge type")
-        if isinstance(eids, dict):
-            if len(eids) != 1:
-                raise ValueError(f"eids: this graph has one edge type; give its IDs, not {len(eids)} types")
-            etype, eids = next(iter(eids.items()))
-            if g.to_canonical_etype(etype) != g.canonical_etypes[0]:
-                raise KeyError(f"eids: unknown edge type {etype!r} (the graph has {g.canonical_etypes})")
-        eids = to_ids(eids, "DistEdgeDataLoader eids").to(torch.int64)
-        _check_range(eids, g.num_edges(), "DistEdgeDataLoader eids")
-        exclude_name, reverse = _exclusion(g, exclude, reverse_eids, reverse_etypes)
-        negatives = "" if negative_sampler is None else getattr(negative_sampler, "mode", None)
-        if negatives is None:
-            raise TypeError(f"negative_sampler: give Uniform(k), PerSourceUniform(k) or GlobalUniform(k), not "
-                            f"{negative_sampler!r}")
+        typed = len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
+        eids = _homogeneous_eids(g, eids, typed)
+        exclude_name, reverse, reverse_types = _exclusion(g, exclude, reverse_eids, reverse_etypes, typed)
+        negatives, negative_callback = _negatives(g, negative_sampler, typed)
         self._g, self._info, self._book = g, info, g.get_partition_book()
         self._device = torch.device(device) if device is not None else None
-        self._seed_ntypes = None
+        self._seed_ntypes = list(g.ntypes) if typed else None  # typed: HeteroBlocks
         self._ntype = info["ntypes"][0] if len(info["ntypes"]) == 1 else None
         self._negative = negative_sampler is not None
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
@@ -77,8 +73,8 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         self._c = _C.DataLoader.for_edges(
             graph_sampler.c_sampler(), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
-            getattr(negative_sampler, "replace", False), exclude_name, reverse,
-            exclude if callable(exclude) else None)
+            getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
+            exclude if callable(exclude) else None, negative_callback)
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = None
@@ -87,19 +83,41 @@ class DistEdgeDataLoader(DistNodeDataLoader):
 
     def __iter__(self):
         for input_nodes, seeds, blocks, pairs in self._epoch_batches():
-            eids, src, dst, neg_src, neg_dst = pairs
-            pair_graph = Graph(src, dst, len(seeds), eids=eids)
-            pair_graph.ndata[NID] = seeds
-            if self._device is not None:
-                pair_graph = pair_graph.to(self._device)
+            eids, src, dst, neg_src, neg_dst, etypes, neg_etypes = pairs
+            pair_graph = self._pair_graph(seeds, src, dst, eids, etypes)
             if not self._negative:
                 yield input_nodes, pair_graph, blocks
                 continue
-            neg_pair_graph = Graph(neg_src, neg_dst, len(seeds))
-            neg_pair_graph.ndata[NID] = seeds
-            if self._device is not None:
-                neg_pair_graph = neg_pair_graph.to(self._device)
-            yield input_nodes, pair_graph, neg_pair_graph, blocks
+            yield input_nodes, pair_graph, self._pair_graph(seeds, neg_src, neg_dst, None, neg_etypes), blocks
+
+    def _pair_graph(self, seeds, src, dst, eids, etypes):
+        """The pairs (src[i], dst[i]) — positions in `seeds` — as a graph over the seeds; on a typed graph, a
+        HeteroGraph over each type's seeds in the order of blocks[-1]'s destinations of that type."""
+        if etypes is None:
+            graph = Graph(src, dst, len(seeds), eids=eids)
+            graph.ndata[NID] = seeds
+        else:
+            graph = _typed_pair_graph(self._book, seeds, src, dst, eids, etypes)
+        return graph.to(self._device) if self._device is not None else graph
+
+
+def _typed_pair_graph(book, seeds, src, dst, eids, etypes):
+    types, local = book.map_to_per_ntype(seeds)
+    rank = torch.empty(len(seeds), dtype=torch.int64)  # a seed's position among the seeds of its type
+    num_nodes = {}
+    for t, nt in enumerate(book.ntypes):
+        mine = types == t
+        rank[mine] = torch.arange(int(mine.sum()))
+        num_nodes[nt] = int(mine.sum())
+    local_eids = None if eids is None else book.map_to_per_etype(eids)[1]
+    relations = {}
+    for r, c in enumerate(book.canonical_etypes):
+        keep = etypes == r
+        relations[c] = (rank[src[keep]], rank[dst[keep]], None if eids is None else local_eids[keep])
+    graph = HeteroGraph(num_nodes, relations)
+    for t, nt in enumerate(book.ntypes):
+        graph.nodes[nt].data[NID] = local[types == t]
+    return graph
 
 
 EdgeDataLoader = DistEdgeDataLoader
@@ -111,25 +129,88 @@ def _check_range(ids, bound, what):
         raise IndexError(f"{what}: edge {int(bad)} is outside 0..{bound - 1}")
 
 
-def _exclusion(g, exclude, reverse_eids, reverse_etypes):
-    """(the C++ loader's exclude name, reverse edge IDs) for DGL's `exclude` argument, checked."""
+def _homogeneous_eids(g, eids, typed):
+    """The loader's edge IDs as homogeneous IDs: a tensor, or {etype: type-local IDs} on a typed graph."""
+    if isinstance(eids, dict):
+        if not typed:
+            if len(eids) != 1:
+                raise ValueError(f"eids: this graph has one edge type; give its IDs, not {len(eids)} types")
+            etype, eids = next(iter(eids.items()))
+            if g.to_canonical_etype(etype) != g.canonical_etypes[0]:
+                raise KeyError(f"eids: unknown edge type {etype!r} (the graph has {g.canonical_etypes})")
+        else:
+            book, parts = g.get_partition_book(), []
+            for etype, ids in eids.items():
+                c = g.to_canonical_etype(etype)  # KeyError naming an unknown type
+                ids = to_ids(ids, "DistEdgeDataLoader eids").to(torch.int64)
+                _check_range(ids, g.num_edges(c), f"DistEdgeDataLoader eids of {c}")
+                parts.append(book.map_to_homo_eid(ids, c))
+            return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
+    elif typed and len(g.canonical_etypes) > 1:
+        raise ValueError(f"eids: this graph has edge types {g.canonical_etypes}; give {{etype: edge IDs}}")
+    eids = to_ids(eids, "DistEdgeDataLoader eids").to(torch.int64)
+    _check_range(eids, g.num_edges(), "DistEdgeDataLoader eids")
+    return eids
+
+
+def _negatives(g, negative_sampler, typed):
+    """(the C++ loader's negative mode, the callable it calls or None): DGL's three built-in samplers run in
+    C++; any other callable sampler(g, eids) -> (sources, destinations) is called on the sampler thread."""
+    if negative_sampler is None:
+        return "", None
+    if type(negative_sampler) in BUILT_IN:
+        return negative_sampler.mode, None
+    if not callable(negative_sampler):
+        raise TypeError(f"negative_sampler: give Uniform(k), PerSourceUniform(k), GlobalUniform(k) or a function "
+                        f"(g, eids) -> (sources, destinations), not {negative_sampler!r}")
+    if typed:
+        raise ValueError("negative_sampler: on a typed graph, give Uniform(k), PerSourceUniform(k) or "
+                         "GlobalUniform(k) (a sampler of your own needs a graph of one type)")
+
+    def sample(eids):
+        src, dst = negative_sampler(g, eids)
+        return torch.as_tensor(src, dtype=torch.int64), torch.as_tensor(dst, dtype=torch.int64)
+    return "callback", sample
+
+
+def _exclusion(g, exclude, reverse_eids, reverse_etypes, typed):
+    """(the C++ loader's exclude name, reverse edge IDs, {etype ID: reverse etype ID}) for DGL's `exclude`
+    argument, checked."""
     empty = torch.zeros(0, dtype=torch.int64)
     if callable(exclude):
-        return "callback", empty
+        if typed:
+            raise ValueError("exclude: a function of the batch's edge IDs works on a graph of one edge type; on a "
+                             "typed graph give 'self' or 'reverse_types'")
+        return "callback", empty, {}
     if exclude not in _EXCLUDE:
         raise ValueError(f"exclude must be None, 'self', 'reverse_id', 'reverse_types' or a function of the "
                          f"batch's edge IDs, not {exclude!r}")
     if exclude is None:
-        return "", empty
+        return "", empty, {}
     if exclude == "self":
-        return "self", empty
+        return "self", empty, {}
     if exclude == "reverse_types":
-        raise ValueError(f"exclude='reverse_types' (with reverse_etypes={reverse_etypes!r}) pairs edge types; this "
-                         f"graph has one edge type: give exclude='reverse_id' with reverse_eids")
+        if not typed:
+            raise ValueError(f"exclude='reverse_types' (with reverse_etypes={reverse_etypes!r}) pairs edge types; "
+                             f"this graph has one edge type: give exclude='reverse_id' with reverse_eids")
+        if not isinstance(reverse_etypes, dict) or not reverse_etypes:
+            raise ValueError("exclude='reverse_types' needs reverse_etypes, {etype: its reverse edge type}")
+        ids = {t: i for i, t in enumerate(g.canonical_etypes)}
+        pairs = {}
+        for a, b in reverse_etypes.items():
+            ca, cb = g.to_canonical_etype(a), g.to_canonical_etype(b)  # KeyError naming an unknown type
+            if (ca[0], ca[2]) != (cb[2], cb[0]):
+                raise ValueError(f"reverse_etypes: {cb} cannot be the reverse of {ca} (its ends are not {ca}'s "
+                                 f"turned around)")
+            pairs[ids[ca]] = ids[cb]
+        return "reverse_types", empty, pairs
+    if typed:
+        raise ValueError("exclude='reverse_id' on a typed graph: Tessera numbers each edge type's edges on its own; "
+                         "give exclude='reverse_types' with reverse_etypes")
     if reverse_eids is None:
         raise ValueError("exclude='reverse_id' needs reverse_eids (reverse_eids[e]: the ID of edge e's reverse)")
     reverse = to_ids(reverse_eids, "reverse_eids").to(torch.int64)
     if len(reverse) != g.num_edges():
         raise ValueError(f"reverse_eids has {len(reverse)} entries; the graph has {g.num_edges()} edges")
     _check_range(reverse, g.num_edges(), "reverse_eids")
-    return "reverse_id", reverse
+    return "reverse_id", reverse, {}

@@ -1,8 +1,9 @@
 """HeteroBlock: one layer of a mini-batch sampled from a graph with several node or edge types (DGL's
 heterogeneous DGLBlock).
 
-The C++ sampler returns every layer in homogeneous form: one list of source nodes (homogeneous IDs, with their
-node types), destinations first, and edges by destination with their edge types. A HeteroBlock presents that
+The C++ sampler (and to_block of a typed frontier) gives every layer in homogeneous form: one list of source
+nodes (homogeneous IDs, with their node types), destinations first, and edges by destination with their edge
+types and homogeneous IDs. A HeteroBlock presents that
 per type as DGL does: each node type's sources in type-local IDs (that type's destinations first, because the
 destinations lead the whole list), and g[etype], one Block per relation, built on first use by one stable sort
 of the edges by type. Relations keep the destination order, so each is a valid CSR by destination.
@@ -142,6 +143,8 @@ class HeteroBlock(_Copies, TypesOfBook):
             dst_pos = torch.repeat_interleave(torch.arange(num_dst, device=device), indptr[1:] - indptr[:-1])
             etypes = (torch.zeros(len(indices), dtype=torch.int64, device=device) if etypes is None
                       else etypes.to(torch.int64))
+            # DGL's edata[dgl.EID] of a relation holds type-local edge IDs.
+            eids = self._book.map_to_per_etype(eids.cpu())[1].to(device)
             # Stable: within a type, edges stay in destination order.
             order = torch.sort(etypes, stable=True).indices
             bounds = torch.cat([torch.zeros(1, dtype=torch.int64, device=device),

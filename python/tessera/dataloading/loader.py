@@ -122,7 +122,9 @@ class DistNodeDataLoader:
         if self._seed_ntypes is not None:
             blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]
-            output_nodes = {nt: blocks[-1].dstnodes[nt].data[NID] for nt in self._seed_ntypes}
+            # An edge batch keeps its seeds homogeneous: its pairs index them.
+            output_nodes = seeds if pairs is not None else {nt: blocks[-1].dstnodes[nt].data[NID]
+                                                            for nt in self._seed_ntypes}
         else:
             blocks = [_homogeneous_block(*b) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]

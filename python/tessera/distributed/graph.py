@@ -174,11 +174,11 @@ class DistGraph(TypesOfBook):
     # --- graph services (graph_services.py; imported here, since it needs the loaders' graph class) ---
     def in_degrees(self, v="__ALL__", etype=None):
         from .graph_services import in_degrees
-        return in_degrees(self, v)
+        return in_degrees(self, v, etype)
 
     def out_degrees(self, u="__ALL__", etype=None):
         from .graph_services import out_degrees
-        return out_degrees(self, u)
+        return out_degrees(self, u, etype)
 
     def find_edges(self, edges, etype=None):
         from .graph_services import find_edges

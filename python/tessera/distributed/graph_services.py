@@ -4,43 +4,67 @@ import torch
 
 from .. import EID, NID, _C
 from ..dataloading.graph import Graph
+from ..dataloading.hetero_graph import HeteroGraph
 from .tensor import to_ids
 
 ALL = "__ALL__"
 
 
-def _check_homogeneous(g, what):
-    if len(g.canonical_etypes) != 1:
-        raise ValueError(f"{what}: this graph has {len(g.canonical_etypes)} edge types; Tessera answers {what} on "
-                         f"graphs of one edge type today (sample a typed graph with DistNodeDataLoader, whose "
-                         f"{{ntype: IDs}} seeds and {{etype: n}} fanouts give heterogeneous blocks)")
+def _typed(g):
+    return len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
+
+
+def _check_range(ids, bound, what, kind="node"):
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+        bad = ids[(ids < 0) | (ids >= bound)][0]
+        raise IndexError(f"{what}: {kind} {int(bad)} is outside 0..{bound - 1}")
+    return ids
 
 
 def _nodes(g, nodes, what):
+    """Homogeneous node IDs from DGL's forms: a tensor on a graph of one node type, {ntype: type-local IDs} on a
+    typed graph (a tensor there means homogeneous IDs, as DGL's DistGraph takes them)."""
     if isinstance(nodes, dict):
-        if len(nodes) != 1 or len(g.ntypes) != 1:
-            raise ValueError(f"{what}: give the node IDs as one tensor on a graph of one node type")
-        nodes = next(iter(nodes.values()))
-    ids = to_ids(nodes, what).to(torch.int64)
-    n = g.num_nodes()
-    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n):
-        bad = ids[(ids < 0) | (ids >= n)][0]
-        raise IndexError(f"{what}: node {int(bad)} is outside 0..{n - 1}")
-    return ids
+        if not _typed(g):
+            if len(nodes) != 1:
+                raise ValueError(f"{what}: this graph has one node type; give its IDs, not {len(nodes)} types")
+            nodes = next(iter(nodes.values()))
+        else:
+            book = g.get_partition_book()
+            parts = [book.map_to_homo_nid(_check_range(to_ids(ids, what).to(torch.int64), g.num_nodes(nt),
+                                                       f"{what} of type {nt!r}"), nt)
+                     for nt, ids in nodes.items() if book._ntype_id(nt) >= 0]
+            return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
+    return _check_range(to_ids(nodes, what).to(torch.int64), g.num_nodes(), what)
+
+
+def _edges(g, edges, what):
+    """Homogeneous edge IDs from a tensor (one edge type) or {etype: type-local IDs}."""
+    if isinstance(edges, dict):
+        book = g.get_partition_book()
+        parts = []
+        for etype, ids in edges.items():
+            c = g.to_canonical_etype(etype)  # KeyError naming an unknown type
+            ids = _check_range(to_ids(ids, what).to(torch.int64), g.num_edges(c), f"{what} of type {c}", "edge")
+            parts.append(book.map_to_homo_eid(ids, c))
+        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
+    if _typed(g) and len(g.canonical_etypes) > 1:
+        raise ValueError(f"{what}: this graph has {len(g.canonical_etypes)} edge types; give {{etype: edge IDs}}")
+    return _check_range(to_ids(edges, what).to(torch.int64), g.num_edges(), what, "edge")
 
 
 def _fanout(g, fanout):
     """(fanout, per-edge-type fanouts) for the C++ sampler."""
     if isinstance(fanout, dict):
         per_type = []
+        unknown = [k for k in fanout if not _names_etype(g, k)]
+        if unknown:
+            raise KeyError(f"fanout names unknown edge types {unknown} (the graph has {g.canonical_etypes})")
         for etype in g.canonical_etypes:
             matches = [v for k, v in fanout.items() if g.to_canonical_etype(k) == etype]
             if not matches:
                 raise KeyError(f"fanout has no entry for edge type {etype} (give every type one)")
             per_type.append(int(matches[0]))
-        unknown = [k for k in fanout if g.to_canonical_etype(k) not in g.canonical_etypes]
-        if unknown:
-            raise KeyError(f"fanout names unknown edge types {unknown}")
         return -1, per_type
     fanout = int(fanout)
     if fanout < -1:
@@ -48,26 +72,60 @@ def _fanout(g, fanout):
     return fanout, []
 
 
+def _names_etype(g, etype):
+    try:
+        g.to_canonical_etype(etype)
+        return True
+    except KeyError:
+        return False
+
+
+def _to_hetero(g, src, dst, eids, etypes):
+    """A frontier in homogeneous IDs as DGL's heterogeneous frontier: per relation, type-local ends and
+    edata[dgl.EID] its type-local edge IDs."""
+    book = g.get_partition_book()
+    _, src = book.map_to_per_ntype(src)
+    _, dst = book.map_to_per_ntype(dst)
+    types, eids = book.map_to_per_etype(eids)
+    relations = {}
+    for r, c in enumerate(g.canonical_etypes):
+        keep = types == r
+        relations[c] = (src[keep], dst[keep], eids[keep])
+    frontier = HeteroGraph({nt: g.num_nodes(nt) for nt in g.ntypes}, relations)
+    frontier._book = book  # to_block maps the frontier back to homogeneous IDs
+    return frontier
+
+
 def sample_neighbors(g, nodes, fanout, edge_dir="in", prob=None, exclude_edges=None, replace=False,
                      etype_sorted=True, output_device=None):
     """Up to `fanout` in-edges of each node (-1: all), uniformly or in proportion to the edge feature named by
     `prob`, as a graph over g's node IDs whose edata[dgl.EID] holds the edges' IDs. exclude_edges: edge IDs
-    left out of the result. torch.manual_seed fixes the choice."""
+    left out of the result. torch.manual_seed fixes the choice. On a typed graph, nodes and exclude_edges are
+    {type: type-local IDs}, `fanout` counts a node's in-edges of every type together ({etype: n}: per type, as
+    sample_etype_neighbors), and the frontier is a HeteroGraph in type-local IDs."""
     if edge_dir != "in":
         raise ValueError("edge_dir: Tessera's partitions hold in-edges; sample_neighbors samples edge_dir='in'")
+    typed = _typed(g)
     if prob is not None and not isinstance(prob, str):
         raise TypeError(f"prob names an edge feature (g.edata[prob]), not {type(prob).__name__}")
+    if prob is not None and typed:
+        raise ValueError("prob: Tessera samples a typed graph uniformly; weighted sampling needs one edge type")
     if prob is not None and prob not in g.edata:
         raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has {g.edata.keys()})")
-    _check_homogeneous(g, "sample_neighbors")
+    if typed and not isinstance(nodes, dict):
+        raise ValueError(f"sample_neighbors: this graph has node types {g.ntypes}; give the nodes as "
+                         f"{{ntype: type-local IDs}}")
     nodes = torch.unique(_nodes(g, nodes, "sample_neighbors nodes"))
     fan, per_type = _fanout(g, fanout)
     key = int(torch.randint(0, 2 ** 62, (1,)))
-    src, dst, eids, _ = _C.sample_neighbors(nodes, fan, per_type, bool(replace), prob or "", key)
+    src, dst, eids, etypes = _C.sample_neighbors(nodes, fan, per_type, bool(replace), prob or "", key)
     if exclude_edges is not None:
-        keep = ~torch.isin(eids, to_ids(exclude_edges, "exclude_edges").to(torch.int64))
+        keep = ~torch.isin(eids, _edges(g, exclude_edges, "exclude_edges"))
         src, dst, eids = src[keep], dst[keep], eids[keep]
-    frontier = Graph(src, dst, g.num_nodes(), eids=eids)
+    if typed:
+        frontier = _to_hetero(g, src, dst, eids, None)
+    else:
+        frontier = Graph(src, dst, g.num_nodes(), eids=eids)
     return frontier.to(output_device) if output_device is not None else frontier
 
 
@@ -85,40 +143,70 @@ def in_subgraph(g, nodes, output_device=None):
 
 
 def find_edges(g, edge_ids, etype=None):
-    """(sources, destinations) of edges by ID."""
-    _check_homogeneous(g, "find_edges")
-    eids = to_ids(edge_ids, "find_edges edge IDs").to(torch.int64)
-    m = g.num_edges()
-    if len(eids) and (int(eids.min()) < 0 or int(eids.max()) >= m):
-        bad = eids[(eids < 0) | (eids >= m)][0]
-        raise IndexError(f"find_edges: edge {int(bad)} is outside 0..{m - 1}")
-    return _C.find_edges(eids)
+    """(sources, destinations) of edges by ID: type-local IDs of `etype` on a typed graph."""
+    if not _typed(g):
+        return _C.find_edges(_edges(g, edge_ids, "find_edges edge IDs"))
+    if etype is None:
+        raise ValueError(f"find_edges: this graph has edge types {g.canonical_etypes}; pass etype=")
+    c = g.to_canonical_etype(etype)
+    book = g.get_partition_book()
+    src, dst = _C.find_edges(_edges(g, {c: edge_ids}, "find_edges edge IDs"))
+    return book.map_to_per_ntype(src)[1], book.map_to_per_ntype(dst)[1]
 
 
-def in_degrees(g, v=ALL):
-    _check_homogeneous(g, "in_degrees")
-    nodes = torch.arange(g.num_nodes()) if isinstance(v, str) and v == ALL else _nodes(g, v, "in_degrees")
-    return _C.in_degrees(nodes)
+def _degrees(g, ids, etype, incoming):
+    what = "in_degrees" if incoming else "out_degrees"
+    if etype is None:  # DGL's DistGraph: homogeneous IDs, every edge
+        nodes = torch.arange(g.num_nodes()) if isinstance(ids, str) and ids == ALL else _nodes(g, ids, what)
+        return (_C.in_degrees if incoming else _C.out_degrees)(nodes)
+    c = g.to_canonical_etype(etype)
+    ntype = c[2] if incoming else c[0]
+    local = torch.arange(g.num_nodes(ntype)) if isinstance(ids, str) and ids == ALL else ids
+    nodes = _nodes(g, {ntype: local}, what)
+    return (_C.in_degrees if incoming else _C.out_degrees)(nodes, ":".join(c))
 
 
-def out_degrees(g, u=ALL):
-    _check_homogeneous(g, "out_degrees")
-    nodes = torch.arange(g.num_nodes()) if isinstance(u, str) and u == ALL else _nodes(g, u, "out_degrees")
-    return _C.out_degrees(nodes)
+def in_degrees(g, v=ALL, etype=None):
+    """In-degrees of nodes; with etype, of type-local IDs of its destination type, counting that type's edges."""
+    return _degrees(g, v, etype, True)
+
+
+def out_degrees(g, u=ALL, etype=None):
+    """Out-degrees of nodes; with etype, of type-local IDs of its source type, counting that type's edges."""
+    return _degrees(g, u, etype, False)
 
 
 def edge_subgraph(g, edges, relabel_nodes=True, store_ids=True):
-    """The graph of edges `edges` (IDs), with its nodes renumbered 0.. (ndata[dgl.NID]: their IDs in g) unless
-    relabel_nodes=False; edata[dgl.EID] holds the edges' IDs."""
-    eids = to_ids(edges, "edge_subgraph edges").to(torch.int64)
-    src, dst = find_edges(g, eids)
-    if relabel_nodes:
-        nodes, inverse = torch.unique(torch.cat([src, dst]), return_inverse=True)
-        sub = Graph(inverse[: len(src)], inverse[len(src):], len(nodes), eids=eids if store_ids else None)
-        if store_ids:
-            sub.ndata[NID] = nodes
-        return sub
-    return Graph(src, dst, g.num_nodes(), eids=eids if store_ids else None)
+    """The graph of edges `edges` (IDs; {etype: IDs} on a typed graph), with its nodes renumbered 0.. per type
+    (ndata[dgl.NID]: their IDs in g) unless relabel_nodes=False; edata[dgl.EID] holds the edges' IDs."""
+    if not _typed(g):
+        eids = _edges(g, edges, "edge_subgraph edges")
+        src, dst = find_edges(g, eids)
+        if relabel_nodes:
+            nodes, inverse = torch.unique(torch.cat([src, dst]), return_inverse=True)
+            sub = Graph(inverse[: len(src)], inverse[len(src):], len(nodes), eids=eids if store_ids else None)
+            if store_ids:
+                sub.ndata[NID] = nodes
+            return sub
+        return Graph(src, dst, g.num_nodes(), eids=eids if store_ids else None)
+    if not isinstance(edges, dict):
+        raise ValueError(f"edge_subgraph: this graph has edge types {g.canonical_etypes}; give {{etype: IDs}}")
+    ends = {g.to_canonical_etype(k): (to_ids(v, "edge_subgraph edges").to(torch.int64),) + find_edges(g, v, k)
+            for k, v in edges.items()}
+    kept = {nt: [] for nt in g.ntypes}
+    for c, (_, src, dst) in ends.items():
+        kept[c[0]].append(src)
+        kept[c[2]].append(dst)
+    nodes = {nt: torch.unique(torch.cat(ids)) if ids else torch.zeros(0, dtype=torch.int64)
+             for nt, ids in kept.items()}
+    relabel = (lambda nt, x: torch.searchsorted(nodes[nt], x)) if relabel_nodes else (lambda nt, x: x)
+    sub = HeteroGraph({nt: len(nodes[nt]) if relabel_nodes else g.num_nodes(nt) for nt in g.ntypes},
+                      {c: (relabel(c[0], s), relabel(c[2], d), e if store_ids else None)
+                       for c, (e, s, d) in ends.items()})
+    if relabel_nodes and store_ids:
+        for nt in g.ntypes:
+            sub.nodes[nt].data[NID] = nodes[nt]
+    return sub
 
 
 def held_out_edges(g, split):
@@ -138,4 +226,5 @@ def held_out_edges(g, split):
     return pairs[:, 0].contiguous(), pairs[:, 1].contiguous()
 
 
-__all__ = ["sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph", "EID"]
+__all__ = ["sample_neighbors", "sample_etype_neighbors", "in_subgraph", "find_edges", "edge_subgraph", "in_degrees",
+           "out_degrees", "EID"]

@@ -173,12 +173,12 @@ class GraphPartitionBook:
         return self._c.homogeneous(self._ntype_id(ntype), _as_ids(ids))
 
     def map_to_per_etype(self, ids):
-        """Edge IDs of a graph with one edge type -> (edge type IDs, IDs)."""
-        ids = _as_ids(ids)
-        if len(self._canonical) != 1:
-            raise NotImplementedError("map_to_per_etype of a graph with several edge types: Tessera's edge IDs "
-                                      "are already per type")
-        return torch.zeros_like(ids), ids
+        """Homogeneous edge IDs -> (edge type IDs, type-local IDs)."""
+        return self._c.split_homogeneous_edges(_as_ids(ids))
+
+    def map_to_homo_eid(self, ids, etype):
+        """Type-local edge IDs of `etype` -> homogeneous edge IDs."""
+        return self._c.homogeneous_edges(self._etype_id(etype), _as_ids(ids))
 
     def _check_part(self, partid):
         if not 0 <= int(partid) < self.num_partitions():

@@ -145,6 +145,26 @@ assert len(gu) == 100 and bool((gu != gv).all()) and not bool(torch.isin(gu * N 
 pu, pv = negative_sampler.Uniform(3)(g, torch.tensor([4, 7]))
 assert torch.equal(pu, SRC[[4, 4, 4, 7, 7, 7]]) and len(pv) == 6
 
+# A negative sampler of one's own (DGL's _BaseNegativeSampler) runs on the sampler thread: its pairs arrive.
+class EveryOtherNode(negative_sampler._BaseNegativeSampler):
+    def _generate(self, g, eids, canonical_etype):
+        src, _ = g.find_edges(eids)
+        return src, (src + 1) % g.num_nodes()
+
+
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                            negative_sampler=EveryOtherNode(), batch_size=50)
+_, pair, neg, _ = next(iter(loader))
+nu, nv = (neg.ndata[dgl.NID][x] for x in neg.edges())
+assert torch.equal(nu, SRC[pair.edata[dgl.EID]]) and torch.equal(nv, (nu + 1) % N)
+bad = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                         negative_sampler=lambda g, e: (e, e + N), batch_size=50)
+try:
+    next(iter(bad))
+    raise AssertionError("a negative node out of range must fail the batch")
+except Exception as e:  # noqa: B902 (the loader's error, whatever its class)
+    assert "negative sampler" in str(e) and str(N - 1) in str(e), str(e)
+
 # A DistDataLoader with the guide's collate function prepares batches on its own thread.
 def sample_blocks(batch):
     batch = torch.as_tensor(batch)

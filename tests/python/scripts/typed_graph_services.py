@@ -1,0 +1,222 @@
+"""Run by test_graph_services.py, standalone or under `tessera launch`: DGL's graph services and the edge loader
+on a typed DistGraph (mag-like: 4 node types, 8 relations with their reverses), checked against the relations
+read back from OGB's raw files through the partitioner's ID maps. Every check is an assert; trainer 0 prints OK
+last."""
+import csv
+import gzip
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+import tessera.dgl as dgl
+import tessera.dgl.distributed  # noqa: F401
+from tessera.dgl.dataloading import negative_sampler
+
+part_config, raw_dir = sys.argv[1], sys.argv[2]
+dgl.distributed.initialize("ip_config.txt")
+g = dgl.distributed.DistGraph("mag", part_config=part_config)
+book = g.get_partition_book()
+ETYPES = g.canonical_etypes
+
+# Each relation in the partition's type-local IDs, from the raw files and the partitioner's node map.
+with open(part_config) as f:
+    config = json.load(f)
+base = os.path.dirname(part_config)
+orig = torch.from_numpy(np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
+                                        for p in range(config["num_parts"])]))
+types, local = book.map_to_per_ntype(torch.arange(g.num_nodes()))
+new_of_orig = {}
+for t, nt in enumerate(g.ntypes):
+    new_of_orig[nt] = torch.empty(g.num_nodes(nt), dtype=torch.int64)
+    new_of_orig[nt][orig[types == t]] = local[types == t]
+
+
+def raw_relation(c):
+    s, rel, d = c
+    reverse = rel.startswith("rev-")
+    a, r, b = (d, rel[4:], s) if reverse else c
+    with gzip.open(os.path.join(raw_dir, "raw", "relations", f"{a}___{r}___{b}", "edge.csv.gz"), "rt") as f:
+        pairs = torch.tensor([[int(x), int(y)] for x, y in csv.reader(f)], dtype=torch.int64)
+    u, v = (pairs[:, 1], pairs[:, 0]) if reverse else (pairs[:, 0], pairs[:, 1])
+    return new_of_orig[s][u], new_of_orig[d][v]
+
+
+REL = {c: raw_relation(c) for c in ETYPES}
+
+
+def keys(c, u, v):
+    return u * g.num_nodes(c[2]) + v
+
+
+# find_edges over every edge of a type gives exactly the relation; degrees per type count it.
+ENDS = {}
+for c in ETYPES:
+    u, v = g.find_edges(torch.arange(g.num_edges(c)), etype=c)
+    ENDS[c] = (u, v)
+    assert torch.equal(torch.sort(keys(c, u, v)).values, torch.sort(keys(c, *REL[c])).values), c
+    assert torch.equal(g.in_degrees(etype=c), torch.bincount(REL[c][1], minlength=g.num_nodes(c[2]))), c
+    assert torch.equal(g.out_degrees(etype=c), torch.bincount(REL[c][0], minlength=g.num_nodes(c[0]))), c
+    few = torch.tensor([3, 0, 3])
+    assert torch.equal(g.in_degrees(few, etype=c[1]), torch.bincount(REL[c][1], minlength=g.num_nodes(c[2]))[few])
+# Without etype, DGL's DistGraph counts every edge of homogeneous IDs.
+homo_dst = torch.cat([book.map_to_homo_nid(REL[c][1], c[2]) for c in ETYPES])
+assert torch.equal(g.in_degrees(), torch.bincount(homo_dst, minlength=g.num_nodes()))
+IN_DEG = {c: torch.bincount(REL[c][1], minlength=g.num_nodes(c[2])) for c in ETYPES}
+
+torch.manual_seed(g.rank())
+seeds = {"paper": torch.randperm(g.num_nodes("paper"))[:60], "author": torch.randperm(g.num_nodes("author"))[:40]}
+
+
+def check_real(fr):
+    """Every frontier edge is the edge its EID names and ends at a seed."""
+    for c in ETYPES:
+        u, v = fr.edges(etype=c)
+        e = fr.edges[c].data[dgl.EID]
+        fu, fv = g.find_edges(e, etype=c)
+        assert torch.equal(fu, u) and torch.equal(fv, v), c
+        assert len(torch.unique(e)) == len(e)
+        assert bool(torch.isin(v, seeds.get(c[2], torch.zeros(0, dtype=torch.int64))).all()), c
+
+
+# sample_neighbors: fanout counts a node's in-edges of every type together.
+fr = dgl.distributed.sample_neighbors(g, seeds, 3)
+check_real(fr)
+for nt, ids in seeds.items():
+    total = sum(IN_DEG[c][ids] for c in ETYPES if c[2] == nt)
+    got = sum(torch.bincount(fr.edges(etype=c)[1], minlength=g.num_nodes(nt))[ids] for c in ETYPES if c[2] == nt)
+    assert torch.equal(got, total.clamp(max=3)), nt
+# sample_etype_neighbors: per type.
+fr = dgl.distributed.sample_etype_neighbors(g, seeds, {c: 2 for c in ETYPES})
+check_real(fr)
+for c in ETYPES:
+    if c[2] in seeds:
+        got = torch.bincount(fr.edges(etype=c)[1], minlength=g.num_nodes(c[2]))[seeds[c[2]]]
+        assert torch.equal(got, IN_DEG[c][seeds[c[2]]].clamp(max=2)), c
+
+# fanout -1 and in_subgraph: exactly the in-edges; exclude_edges removes exactly those given.
+in_edges = {c: torch.nonzero(torch.isin(ENDS[c][1], seeds[c[2]])).flatten() if c[2] in seeds
+            else torch.zeros(0, dtype=torch.int64) for c in ETYPES}
+for fr in (dgl.distributed.sample_neighbors(g, seeds, -1), dgl.distributed.in_subgraph(g, seeds)):
+    check_real(fr)
+    for c in ETYPES:
+        assert torch.equal(torch.sort(fr.edges[c].data[dgl.EID]).values, in_edges[c]), c
+dropped = {c: e[::3] for c, e in in_edges.items()}
+fr = dgl.distributed.sample_neighbors(g, seeds, -1, exclude_edges=dropped)
+for c in ETYPES:
+    assert torch.equal(torch.sort(fr.edges[c].data[dgl.EID]).values,
+                       in_edges[c][~torch.isin(in_edges[c], dropped[c])]), c
+
+# to_block of a typed frontier: each type's destinations first, every relation's edges, edge data along.
+fr = dgl.distributed.sample_etype_neighbors(g, seeds, 4)
+for c in ETYPES:
+    fr.edges[c].data["w"] = torch.arange(fr.num_edges(c), dtype=torch.float32)
+block = dgl.to_block(fr, seeds)
+for nt, ids in seeds.items():
+    assert torch.equal(block.dstnodes[nt].data[dgl.NID], ids)
+    assert torch.equal(block.srcnodes[nt].data[dgl.NID][: len(ids)], ids)
+for c in ETYPES:
+    rel = block[c]
+    bu, bv = rel.edges()
+    be = rel.edata[dgl.EID]
+    fu, fv = g.find_edges(be, etype=c)
+    assert torch.equal(fu, rel.srcdata[dgl.NID][bu]) and torch.equal(fv, rel.dstdata[dgl.NID][bv]), c
+    assert torch.equal(fr.edges[c].data[dgl.EID][rel.edata["w"].long()], be), c
+    assert torch.equal(torch.sort(be).values, torch.sort(fr.edges[c].data[dgl.EID]).values), c
+
+# edge_subgraph per type: renumbered nodes per type, edges by ID.
+picked = {("author", "writes", "paper"): torch.tensor([0, 5, 9]), "cites": torch.tensor([2, 3])}
+sub = g.edge_subgraph(picked)
+for k, ids in picked.items():
+    c = g.to_canonical_etype(k)
+    su, sv = sub.edges(etype=c)
+    assert torch.equal(sub.nodes[c[0]].data[dgl.NID][su], ENDS[c][0][ids])
+    assert torch.equal(sub.nodes[c[2]].data[dgl.NID][sv], ENDS[c][1][ids])
+
+# The edge loader with reverse_types and full neighbourhoods: each layer holds exactly the in-edges of its
+# destinations less the batch's edges and, for each batch edge u -> v, the edges v -> u of the reverse type.
+REVERSE = {c: next(d for d in ETYPES if d[1] == (c[1][4:] if c[1].startswith("rev-") else "rev-" + c[1]))
+           for c in ETYPES}
+train = {("author", "writes", "paper"): torch.arange(0, g.num_edges("writes"), 7),
+         ("paper", "cites", "paper"): torch.arange(0, g.num_edges("cites"), 5)}
+sampler = dgl.dataloading.MultiLayerFullNeighborSampler(2)
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, sampler, negative_sampler=negative_sampler.Uniform(2),
+                                            exclude="reverse_types", reverse_etypes=REVERSE, batch_size=48,
+                                            shuffle=True)
+for step, (input_nodes, pair, neg, blocks) in enumerate(loader):
+    batch = {c: pair.edges[c].data[dgl.EID] for c in ETYPES}
+    assert sum(len(e) for e in batch.values()) == 48 and set(input_nodes) == set(g.ntypes)
+    for c in ETYPES:
+        pu, pv = pair.edges(etype=c)
+        fu, fv = g.find_edges(batch[c], etype=c)
+        assert torch.equal(pair.nodes[c[0]].data[dgl.NID][pu], fu) and torch.equal(pair.nodes[c[2]].data[dgl.NID][pv], fv)
+        nu, nv = neg.edges(etype=c)
+        assert torch.equal(nu, pu.repeat_interleave(2)) and len(nv) == 2 * len(pv), c
+        if c not in train:
+            assert len(pu) == 0, c
+    for nt in g.ntypes:
+        assert torch.equal(blocks[-1].dstnodes[nt].data[dgl.NID], pair.nodes[nt].data[dgl.NID])
+        assert torch.equal(neg.nodes[nt].data[dgl.NID], pair.nodes[nt].data[dgl.NID])
+    reversed_ends = {c: [] for c in ETYPES}  # per type, the (u, v) keys excluded as reverses
+    for c, e in batch.items():
+        if len(e):
+            fu, fv = g.find_edges(e, etype=c)
+            reversed_ends[REVERSE[c]].append(keys(REVERSE[c], fv, fu))
+    for block in blocks:
+        for c in ETYPES:
+            dst = block.dstnodes[c[2]].data[dgl.NID]
+            u, v = ENDS[c]
+            gone = torch.isin(torch.arange(len(u)), batch[c])
+            if reversed_ends[c]:
+                gone |= torch.isin(keys(c, u, v), torch.cat(reversed_ends[c]))
+            expected = torch.nonzero(torch.isin(v, dst) & ~gone).flatten()
+            assert torch.equal(torch.sort(block[c].edata[dgl.EID]).values, expected), ("exclusion is exact", c)
+    if step == 2:
+        break
+
+# Global negatives of a typed graph: pairs of the type's node types that are not edges of that type.
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                            negative_sampler=negative_sampler.GlobalUniform(3), batch_size=60)
+_, pair, neg, _ = next(iter(loader))
+for c in ETYPES:
+    nu, nv = (neg.nodes[nt].data[dgl.NID][x] for nt, x in zip((c[0], c[2]), neg.edges(etype=c)))
+    assert len(nu) <= 3 * pair.num_edges(c)
+    assert not bool(torch.isin(keys(c, nu, nv), keys(c, *REL[c])).any()), c
+assert neg.num_edges() > 0
+drawn = negative_sampler.GlobalUniform(2)(g, {"cites": torch.arange(30)})
+nu, nv = drawn[("paper", "cites", "paper")]
+assert len(nu) == 60 and not bool(torch.isin(keys(ETYPES[2], nu, nv), keys(ETYPES[2], *REL[ETYPES[2]])).any())
+nu, nv = negative_sampler.Uniform(3)(g, {"writes": torch.tensor([4, 7])})[("author", "writes", "paper")]
+assert torch.equal(nu, ENDS[("author", "writes", "paper")][0][[4, 4, 4, 7, 7, 7]])
+assert bool((nv < g.num_nodes("paper")).all())
+
+
+# Bad input: a clear error, nothing sampled.
+def raises(kind, fn, *words):
+    try:
+        fn()
+    except kind as e:
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError(f"expected {kind.__name__}")
+
+
+raises(ValueError, lambda: dgl.distributed.sample_neighbors(g, torch.arange(3), 2), "ntype")
+raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, {"nope": torch.arange(3)}, 2), "nope")
+raises(IndexError, lambda: dgl.distributed.sample_neighbors(g, {"paper": torch.tensor([10 ** 6])}, 2), "paper")
+raises(KeyError, lambda: g.find_edges(torch.arange(2), etype="nope"), "nope")
+raises(ValueError, lambda: g.find_edges(torch.arange(2)), "etype")
+raises(KeyError, lambda: dgl.dataloading.DistEdgeDataLoader(g, {"nope": torch.arange(3)}, sampler), "nope")
+raises(IndexError, lambda: dgl.dataloading.DistEdgeDataLoader(g, {"cites": torch.tensor([10 ** 6])}, sampler),
+       str(10 ** 6))
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_types"),
+       "reverse_etypes")
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id",
+                                                              reverse_eids=torch.arange(3)), "reverse_types")
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(
+    g, train, sampler, exclude="reverse_types", reverse_etypes={"writes": "cites"}), "reverse")
+if g.rank() == 0:
+    print("OK")
