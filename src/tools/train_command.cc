@@ -76,6 +76,9 @@ void add_link(CLI::App& train) {
                   "negative destinations each held-out edge is ranked against (default 100)");
   cmd->add_option("--exclude", o->exclude,
                   "edges left out of a batch's blocks: reverse (the batch's edges both ways, default), self or none");
+  cmd->add_flag("--logistic-regression,--logistic_regression", o->logistic_regression,
+                "after training, fit a logistic regression on the train_mask nodes' embeddings and report its "
+                "validation and test accuracy (DGL's unsupervised protocol)");
   cmd->callback([o] { run_trainer(*o, &train::run_link_training); });
 }
 

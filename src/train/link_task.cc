@@ -31,8 +31,9 @@ torch::Tensor ids_tensor(const std::vector<int64_t>& v) {
   return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())}, torch::kInt64);
 }
 
-// The embeddings of `nodes` (unique, ascending), through `sampler`, in their order.
-torch::Tensor embed(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
+}  // namespace
+
+torch::Tensor embed_nodes(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
                     const std::vector<int64_t>& nodes, sampling::LoaderOptions options) {
   const int64_t dim = model->encoder->options().num_classes;
   torch::Tensor out = torch::empty({static_cast<int64_t>(nodes.size()), dim});
@@ -53,8 +54,6 @@ torch::Tensor embed(distributed::Context& ctx, LinkModel& model, const sampling:
   return out;
 }
 
-}  // namespace
-
 RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
                           const std::vector<int64_t>& pairs, const RankingOptions& options) {
   torch::NoGradGuard no_grad;
@@ -74,7 +73,7 @@ RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sam
   std::vector<int64_t> nodes(ids);
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  const torch::Tensor emb = embed(ctx, model, sampler, nodes, options.loader);
+  const torch::Tensor emb = embed_nodes(ctx, model, sampler, nodes, options.loader);
   for (int64_t& v : ids) v = std::lower_bound(nodes.begin(), nodes.end(), v) - nodes.begin();
   double sums[5] = {0, 0, 0, 0, static_cast<double>(m)};  // reciprocal ranks, hits@1, @10, @50, edges
   constexpr int64_t kChunk = 512;

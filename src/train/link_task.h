@@ -46,6 +46,10 @@ struct RankingOptions {
   sampling::LoaderOptions loader;  // the embedding pass's batches
 };
 
+// The embeddings of `nodes` (unique, ascending), through `sampler`, in their order; not collective.
+torch::Tensor embed_nodes(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,
+                          const std::vector<int64_t>& nodes, sampling::LoaderOptions options);
+
 // Collective. Ranks this trainer's even share of `pairs` ([n, 2] flattened): embeds the nodes that share
 // reads (sources, destinations, negatives) through `sampler`, scores, and sums the metrics over the trainers.
 RankMetrics rank_held_out(distributed::Context& ctx, LinkModel& model, const sampling::DistNeighborSampler& sampler,

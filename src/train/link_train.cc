@@ -16,6 +16,7 @@
 #include "tessera/run/run_log.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "train/embedding_probe.h"
 #include "train/link_task.h"
 
 namespace tessera::train {
@@ -42,6 +43,44 @@ sampling::EdgeBatchOptions::Exclude exclude_mode(const std::string& name) {
   fail("--exclude '{}': expected reverse (the batch's edges both ways, default), self or none", name);
 }
 
+// One value per node of a node feature, as int64 (a mask or a class label).
+torch::Tensor node_column(const distributed::DistGraph& g, const std::string& name) {
+  const distributed::DistTensor t = g.ndata(name);
+  if (t.spec().row_elems() != 1) fail("node data '{}' must hold one value per node for --logistic-regression", name);
+  std::vector<int64_t> all(g.num_nodes());
+  for (int64_t v = 0; v < g.num_nodes(); ++v) all[v] = v;
+  const Array rows = t.pull(all);
+  torch::Tensor out = torch::empty({g.num_nodes()}, torch::kInt64);
+  for (int64_t v = 0; v < g.num_nodes(); ++v) {
+    switch (rows.dtype()) {
+      case DType::kBool:
+      case DType::kUInt8: out[v] = static_cast<int64_t>(static_cast<const uint8_t*>(rows.raw())[v]); break;
+      case DType::kInt64: out[v] = rows.data<int64_t>()[v]; break;
+      case DType::kInt32: out[v] = rows.data<int32_t>()[v]; break;
+      default: fail("node data '{}' is {}; --logistic-regression reads masks and integer labels", name,
+                    dtype_name(rows.dtype()));
+    }
+  }
+  return out;
+}
+
+// DGL's protocol for unsupervised embeddings: embed the labelled nodes, fit on the train_mask ones.
+ProbeAccuracy probe_embeddings(distributed::Context& ctx, const distributed::DistGraph& g, LinkModel& model,
+                               const sampling::DistNeighborSampler& sampler, const sampling::LoaderOptions& loader) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const torch::Tensor labels = node_column(g, "label");
+  torch::Tensor split[3];
+  const char* masks[3] = {"train_mask", "val_mask", "test_mask"};
+  for (int k = 0; k < 3; ++k) split[k] = node_column(g, masks[k]).nonzero().flatten();
+  const torch::Tensor nodes = std::get<0>(torch::_unique(torch::cat({split[0], split[1], split[2]})));
+  const std::vector<int64_t> ids(nodes.data_ptr<int64_t>(), nodes.data_ptr<int64_t>() + nodes.numel());
+  const torch::Tensor emb = embed_nodes(ctx, model, sampler, ids, loader);
+  auto rows = [&](const torch::Tensor& s) { return torch::searchsorted(nodes, s); };
+  return logistic_regression_probe(emb, labels.index_select(0, nodes), rows(split[0]), rows(split[1]),
+                                   rows(split[2]));
+}
+
 void check_link_options(const LinkTrainOptions& o) {
   if (o.num_negs < 1) fail("--num-negs must be at least 1 (got {})", o.num_negs);
   if (o.eval_negatives < 1) fail("--eval-negatives must be at least 1 (got {})", o.eval_negatives);
@@ -61,6 +100,10 @@ int run_link_training(const LinkTrainOptions& o) {
   if (g.ntypes().size() != 1 || g.etypes().size() != 1)
     fail("{} has {} node types and {} edge types: tessera train link is for graphs of one of each",
          ctx->part_config_path(), g.ntypes().size(), g.etypes().size());
+  if (o.logistic_regression)  // refused before training, not after it
+    for (const char* name : {"label", "train_mask", "val_mask", "test_mask"})
+      if (!ctx->config().node_feat_schema.begin()->second.count(name))
+        fail("--logistic-regression needs node data '{}' ({} has none)", name, ctx->part_config_path());
   const std::vector<int64_t> valid = held_out(ctx->config(), "valid"), test = held_out(ctx->config(), "test");
   if (test.empty())
     fail("{} has no held-out test edges to rank: partition with --test-edges (and --valid-edges)",
@@ -68,7 +111,7 @@ int run_link_training(const LinkTrainOptions& o) {
   const std::string out_dir = out_dir_or_default(o.out_dir, "link-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
   config.update({{"decoder", o.decoder}, {"num_negs", o.num_negs}, {"eval_negatives", o.eval_negatives},
-                 {"exclude", o.exclude}});
+                 {"exclude", o.exclude}, {"logistic_regression", o.logistic_regression}});
   run::RunLog log = open_run_log(*ctx, out_dir, "train link", config, resuming(o.checkpoint));
 
   const distributed::DistTensor feat = g.ndata("feat");
@@ -142,6 +185,12 @@ int run_link_training(const LinkTrainOptions& o) {
     std::filesystem::create_directories(out_dir + "/model");
     torch::save(model, out_dir + "/model/model.pt");
   }
+  ProbeAccuracy probe;
+  if (o.logistic_regression && ctx->rank() == 0) {
+    probe = probe_embeddings(*ctx, g, model, eval_sampler, ranking.loader);
+    log.line(fmt::format("logistic regression on the embeddings: validation accuracy {:.4f}, test accuracy {:.4f}",
+                         probe.val, probe.test));
+  }
   const PhaseTimes& all = task.totals;
   const int64_t epochs = o.num_epochs - loop.first_unit();
   nlohmann::json record = {{"val_mrr", task.val.mrr},
@@ -158,6 +207,8 @@ int run_link_training(const LinkTrainOptions& o) {
                            {"mini_batches_per_s", all.steps / task.total_epoch_s},
                            {"wait_fraction", all.wait / task.total_epoch_s},
                            {"model", out_dir + "/model"}};
+  if (o.logistic_regression && ctx->rank() == 0)
+    record.update({{"embedding_val_acc", probe.val}, {"embedding_test_acc", probe.test}});
   record.update(all.times());
   ctx->finalize();
   loop.finish(record);
