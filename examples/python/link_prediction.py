@@ -68,9 +68,9 @@ def embed(g, model, nodes, args):
     return out
 
 
-def rank(g, model, pairs, args, launched):
+def rank(g, model, pairs, args, launched, embed_nodes=embed):
     """MRR and Hits@{1,10,50} of this trainer's share of `pairs` against uniform negatives (only the nodes the
-    ranking reads are embedded), summed over trainers. Ties count half."""
+    ranking reads are embedded, by embed_nodes(g, model, nodes, args)), summed over trainers. Ties count half."""
     if pairs is None:
         return {}
     model.eval()
@@ -81,7 +81,7 @@ def rank(g, model, pairs, args, launched):
         gen = torch.Generator().manual_seed(args.seed + 0x5eed)
         neg = torch.randint(0, g.num_nodes(), (len(share) * k,), generator=gen)
         nodes, at = torch.unique(torch.cat([src[share], dst[share], neg]), return_inverse=True)
-        emb = embed(g, model, nodes, args)
+        emb = embed_nodes(g, model, nodes, args)
         m = len(share)
         hu, hv, hn = emb[at[:m]], emb[at[m:2 * m]], emb[at[2 * m:]]
         pos = model.decoder(hu, hv)

@@ -93,7 +93,8 @@ std::shared_ptr<py::object> shared_callable(py::object callable) {
 
 // A loader over edge IDs (DistEdgeDataLoader; homogeneous IDs): negative_mode
 // "", "per_source", "global" or "callback"; exclude "", "self", "reverse_id",
-// "reverse_types" (reverse_etypes: edge type -> reverse type) or "callback".
+// "reverse_types" (reverse_etypes: edge type -> reverse type), "reverse" (every
+// edge joining a pair's nodes, either way) or "callback".
 std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, const torch::Tensor& eids_in,
                                             int64_t batch_size, bool shuffle, bool drop_last, int num_samplers,
                                             uint64_t seed, const std::string& negative_mode, int64_t k,
@@ -116,6 +117,7 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
                    : exclude == "self" ? Exclude::kSelf
                    : exclude == "reverse_id" ? Exclude::kReverseId
                    : exclude == "reverse_types" ? Exclude::kReverseTypes
+                   : exclude == "reverse" ? Exclude::kSelfAndReverse
                                                 : Exclude::kCallback;
   edges->reverse_etypes = std::move(reverse_etypes);
   if (edges->exclude == Exclude::kReverseId) {

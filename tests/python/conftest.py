@@ -129,6 +129,17 @@ def mag_like(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def cora_links(tmp_path_factory):
+    """Cora in 1 and 2 partitions with 5% of its node pairs held out for validation and 10% for test."""
+    src = shared("node/cora")
+    d = tmp_path_factory.mktemp("cora_links")
+    for k in (1, 2):
+        tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", str(k), "--valid-edges", "0.05",
+                "--test-edges", "0.1", "--out", str(d / f"p{k}"))
+    return d
+
+
+@pytest.fixture(scope="session")
 def cora(tmp_path_factory):
     src = shared("node/cora")
     d = tmp_path_factory.mktemp("cora")

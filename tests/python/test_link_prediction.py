@@ -2,25 +2,13 @@
 `tessera train link` learns from its neighbourhoods what features alone do not give, and the Python example
 (the same model on DistEdgeDataLoader) ranks as well. Real servers and trainers on loopback."""
 import json
-import os
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, TESSERA, final_metrics, launch, python_env, run, shared, tessera
+from conftest import EXAMPLES, TESSERA, final_metrics, launch, run, shared, tessera
 
 CORA_LINK = "--decoder mlp --dropout 0.5 --num-epochs 10 --batch-size 256 --num-hidden 64"
-
-
-@pytest.fixture(scope="module")
-def cora_links(tmp_path_factory):
-    src = shared("node/cora")
-    d = tmp_path_factory.mktemp("cora_links")
-    for k in (1, 2):
-        tessera("partition", "--input", src, "--graph-name", "cora", "--num-parts", str(k), "--valid-edges", "0.05",
-                "--test-edges", "0.1", "--out", str(d / f"p{k}"))
-    return d
 
 
 def test_held_out_edges_leave_the_graph_both_ways(cora_links):

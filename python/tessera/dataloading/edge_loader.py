@@ -12,7 +12,7 @@ from .hetero_graph import HeteroGraph
 from .loader import DistNodeDataLoader, check_loader_arguments
 from .negative_sampler import BUILT_IN
 
-_EXCLUDE = (None, "self", "reverse_id", "reverse_types")
+_EXCLUDE = (None, "self", "reverse_id", "reverse_types", "reverse")
 
 
 class EdgePredictionSampler:
@@ -40,7 +40,8 @@ class DistEdgeDataLoader(DistNodeDataLoader):
     over the batch's nodes (ndata[dgl.NID]: their IDs; blocks[-1]'s destinations are the same nodes);
     pair_graph.edata[dgl.EID] holds the batch's edge IDs. exclude: None, "self" (the batch's edges),
     "reverse_id" (those and reverse_eids[those]) or a function of the batch's edge IDs giving the IDs to leave
-    out of the blocks.
+    out of the blocks; Tessera adds "reverse": every edge joining a batch pair's two nodes, either way (the
+    reverses without a reverse_eids map, as `tessera train link --exclude reverse`).
 
     On a typed graph, eids is {etype: type-local IDs}; the pair graphs are HeteroGraphs over each node type's
     seeds (nodes[ntype].data[dgl.NID], in the order of blocks[-1]'s destinations of that type); negatives keep
@@ -183,12 +184,12 @@ def _exclusion(g, exclude, reverse_eids, reverse_etypes, typed):
                              "typed graph give 'self' or 'reverse_types'")
         return "callback", empty, {}
     if exclude not in _EXCLUDE:
-        raise ValueError(f"exclude must be None, 'self', 'reverse_id', 'reverse_types' or a function of the "
-                         f"batch's edge IDs, not {exclude!r}")
+        raise ValueError(f"exclude must be None, 'self', 'reverse_id', 'reverse_types', 'reverse' or a function "
+                         f"of the batch's edge IDs, not {exclude!r}")
     if exclude is None:
         return "", empty, {}
-    if exclude == "self":
-        return "self", empty, {}
+    if exclude in ("self", "reverse"):
+        return exclude, empty, {}
     if exclude == "reverse_types":
         if not typed:
             raise ValueError(f"exclude='reverse_types' (with reverse_etypes={reverse_etypes!r}) pairs edge types; "

@@ -1,0 +1,113 @@
+"""Run by test_pyg.py, standalone or under `tessera launch`: tessera.pyg's loaders yield PyG batches, each checked
+against the graph rebuilt by brute force from the partitioner's input and ID maps (features and labels from the
+input files). Every check is an assert; trainer 0 prints OK last."""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+import tessera.distributed as tdist
+import tessera.pyg as tpyg
+
+part_config, data_dir = sys.argv[1], sys.argv[2]
+tpyg.init_client("ip_config.txt")
+dataset = tpyg.DistDataset("small", part_config)
+g = dataset.graph
+
+with open(part_config) as f:
+    config = json.load(f)
+base = os.path.dirname(part_config)
+orig_nids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
+                            for p in range(config["num_parts"])])
+orig_eids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_eids"]))
+                            for p in range(config["num_parts"])])
+with open(os.path.join(data_dir, "meta.json")) as f:
+    meta = json.load(f)
+edges = np.load(os.path.join(data_dir, meta["edge_types"][0]["edges"]))
+new_of_orig = np.empty_like(orig_nids)
+new_of_orig[orig_nids] = np.arange(len(orig_nids))
+SRC = torch.from_numpy(new_of_orig[edges[0][orig_eids]])
+DST = torch.from_numpy(new_of_orig[edges[1][orig_eids]])
+node_type = meta["node_types"][0]
+FEAT = torch.from_numpy(np.load(os.path.join(data_dir, node_type["feat"]))[orig_nids])
+LABEL = torch.from_numpy(np.load(os.path.join(data_dir, node_type["label"]))[orig_nids])
+N = g.num_nodes()
+DEG = torch.bincount(DST, minlength=N)
+
+# DistNeighborLoader: seeds first, real edges in PyG's direction, fan-out per hop, the dataset's x and y.
+torch.manual_seed(g.rank())
+train = torch.nonzero(g.ndata["train_mask"][torch.arange(N)]).flatten()
+mine = tdist.node_split(g.ndata["train_mask"], g.get_partition_book(), force_even=True)
+loader = tpyg.DistNeighborLoader(dataset, [4, 3], input_nodes=mine, batch_size=64, shuffle=True)
+seen = []
+for batch in loader:
+    assert isinstance(batch, Data)
+    bs, n_id, (u, v) = batch.batch_size, batch.n_id, batch.edge_index
+    seen.append(n_id[:bs])
+    assert batch.num_nodes == len(n_id) == len(torch.unique(n_id))
+    assert torch.equal(SRC[batch.e_id], n_id[u]) and torch.equal(DST[batch.e_id], n_id[v]), "edge and e_id agree"
+    assert len(torch.unique(batch.e_id)) == len(batch.e_id)
+    into = torch.bincount(v, minlength=len(n_id))
+    assert torch.equal(into[:bs], DEG[n_id[:bs]].clamp(max=4)), "hop 1: min(4, degree) per seed"
+    hop1 = torch.unique(u[v < bs])
+    hop1 = hop1[hop1 >= bs]
+    assert torch.equal(into[hop1], DEG[n_id[hop1]].clamp(max=3)), "hop 2: min(3, degree) per node hop 1 found"
+    targets = torch.unique(v)
+    assert bool(torch.isin(targets[targets >= bs], hop1).all()), "only the seeds and hop 1 are sampled"
+    assert torch.equal(batch.x, FEAT[n_id]) and torch.equal(batch.y, LABEL[n_id[:bs]])
+assert torch.equal(torch.sort(torch.cat(seen)).values, torch.sort(mine).values), "every seed once per epoch"
+assert len(loader) == (len(mine) + 63) // 64
+
+# A bool mask as input_nodes; collect_features=False leaves x and y out.
+loader = tpyg.DistNeighborLoader(g, [2], input_nodes=torch.arange(N) < 100, batch_size=50, collect_features=False)
+batch = next(iter(loader))
+assert "x" not in batch and "y" not in batch and torch.equal(batch.n_id[:50], torch.arange(50))
+
+# DistLinkNeighborLoader: the batch's edges are real edges; binary labels; triplets; reverse exclusion.
+eids = torch.arange(g.rank(), g.num_edges(), 7)
+loader = tpyg.DistLinkNeighborLoader(dataset, [3, 2], edge_ids=eids, neg_sampling="binary", batch_size=40,
+                                     shuffle=True, exclude="reverse")
+for step, batch in enumerate(loader):
+    n_id, (a, b) = batch.n_id, batch.edge_label_index
+    pos = batch.edge_label == 1
+    assert int(pos.sum()) == len(batch.input_id) and int((~pos).sum()) == len(batch.input_id)
+    assert torch.equal(SRC[batch.input_id], n_id[a[pos]]) and torch.equal(DST[batch.input_id], n_id[b[pos]])
+    key = SRC * N + DST
+    assert not bool(torch.isin(n_id[a[~pos]] * N + n_id[b[~pos]], key).any()), "binary negatives are not edges"
+    u, v = batch.edge_index
+    assert torch.equal(SRC[batch.e_id], n_id[u]) and torch.equal(DST[batch.e_id], n_id[v])
+    ends = torch.cat([n_id[a[pos]] * N + n_id[b[pos]], n_id[b[pos]] * N + n_id[a[pos]]])
+    assert not bool(torch.isin(n_id[u] * N + n_id[v], ends).any()), "no batch edge (either way) is in its subgraph"
+    assert torch.equal(batch.x, FEAT[n_id])
+    if step == 2:
+        break
+loader = tpyg.DistLinkNeighborLoader(dataset, [2], edge_ids=eids, neg_sampling={"mode": "triplet", "amount": 3},
+                                     batch_size=30)
+batch = next(iter(loader))
+assert batch.dst_neg_index.shape == (30, 3)
+assert torch.equal(batch.n_id[batch.src_index], SRC[batch.input_id])
+assert torch.equal(batch.n_id[batch.dst_pos_index], DST[batch.input_id])
+
+
+def raises(kind, fn, *words):
+    try:
+        fn()
+    except kind as e:
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError(f"expected {kind.__name__}")
+
+
+raises(IndexError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=torch.tensor([N]), batch_size=4), str(N))
+raises(ValueError, lambda: tpyg.DistNeighborLoader(g, {"x": [2]}, batch_size=4), "edge types")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], neg_sampling="ternary"), "binary")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=torch.zeros(2, 3, dtype=torch.long)),
+       "edge_ids")
+raises(RuntimeError, lambda: tpyg.init_server(), "tessera launch")
+if g.rank() == 0:
+    print("OK")
+tpyg.shutdown_client()

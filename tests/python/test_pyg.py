@@ -1,0 +1,87 @@
+"""tessera.pyg: PyG's batches from a Tessera partition, checked against brute force (standalone and on two
+machines), PyG's own GraphSAGE trained on Cora across two machines, link prediction ranked as `tessera train
+link` ranks it, and Tessera without PyG. PyG 2.3's pure-Python package comes from ../shared/vendor."""
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SHARED, final_metrics, launch, python_env, run
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
+PYG_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyg")
+VENDOR = os.path.join(os.path.dirname(SHARED), "vendor")
+
+
+@pytest.fixture
+def pyg(monkeypatch):
+    if not os.path.isdir(os.path.join(VENDOR, "torch_geometric")):
+        pytest.skip("needs ../shared/vendor/torch_geometric (PyG's package is absent)")
+    monkeypatch.setenv("PYTHONPATH", VENDOR)
+
+
+def test_tessera_runs_without_pyg_and_the_loader_says_how_to_get_it():
+    env = python_env()
+    env["PYTHONPATH"] = env["PYTHONPATH"].replace(VENDOR, "")
+    code = ("import tessera, tessera.pyg as tpyg\n"
+            "try:\n    tpyg.DistNeighborLoader(None, [2])\nexcept ImportError as e:\n    print('IMPORT', e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "IMPORT" in r.stdout and "pip install torch_geometric" in r.stdout, r.stdout
+
+
+def test_batches_match_brute_force_standalone(pyg, small_graph):
+    part = str(small_graph / "p1" / "small.json")
+    r = run([sys.executable, f"{SCRIPTS}/pyg_loaders.py", part, str(small_graph / "data")], env=python_env(),
+            cwd=str(small_graph), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("OK")
+
+
+def test_batches_match_brute_force_across_two_machines(pyg, small_graph, tmp_path):
+    part = str(small_graph / "p2" / "small.json")
+    r, _ = launch(str(tmp_path), part, f"python3 {SCRIPTS}/pyg_loaders.py {part} {small_graph / 'data'}",
+                  trainers=2, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[m0/trainer/0] OK" in r.stdout
+
+
+def test_typed_batches_are_hetero_data(pyg, mag_like):
+    r = run([sys.executable, f"{SCRIPTS}/pyg_hetero.py", str(mag_like / "p1" / "mag.json")], env=python_env(),
+            cwd=str(mag_like), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("OK")
+
+
+CORA_SAGE = ("--graph-name cora --num-epochs 60 --fan-out 10,25 --batch-size 32 --lr 0.01 --num-hidden 64 "
+             "--dropout 0.6 --weight-decay 5e-4")
+
+
+def pyg_example(name, part, flags, directory):
+    r, _ = launch(directory, part, f"python3 {PYG_EXAMPLES}/{name} --ip-config ip_config.txt --part-config {part} "
+                                   f"{flags}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return final_metrics(r.stdout)
+
+
+def test_pyg_graphsage_learns_cora_on_two_machines(pyg, cora, tmp_path):
+    part = str(cora / "p2" / "cora.json")
+    accs = [pyg_example("graphsage.py", part, f"{CORA_SAGE} --seed {s}", str(tmp_path))["test_acc"] for s in range(3)]
+    print(f"PyG GraphSAGE through tessera.pyg, Cora, 2 machines: {accs}, mean {statistics.mean(accs):.4f}")
+    assert statistics.mean(accs) >= 0.78
+
+
+CORA_LINK = "--decoder mlp --dropout 0.5 --num-epochs 10 --batch-size 256 --num-hidden 64"
+
+
+def test_pyg_link_prediction_ranks_as_train_link(pyg, cora_links, tmp_path):
+    part = str(cora_links / "p2" / "cora.json")
+    from conftest import TESSERA
+    r, _ = launch(str(tmp_path), part, f"{TESSERA} train link --part-config {part} {CORA_LINK} --out {tmp_path}/run")
+    assert r.returncode == 0, r.stdout + r.stderr
+    native = final_metrics(r.stdout)["test_mrr"]
+    python = pyg_example("link_prediction.py", part, f"--graph-name cora {CORA_LINK}", str(tmp_path))["test_mrr"]
+    print(f"Cora link prediction, 2 machines: tessera train link MRR {native:.4f}, PyG example {python:.4f}")
+    assert abs(python - native) <= 0.02
