@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED, final_metrics, launch, python_env, run
+from conftest import SHARED, TESSERA, final_metrics, launch, python_env, run, shared, tessera
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 PYG_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyg")
@@ -78,10 +78,19 @@ CORA_LINK = "--decoder mlp --dropout 0.5 --num-epochs 10 --batch-size 256 --num-
 
 def test_pyg_link_prediction_ranks_as_train_link(pyg, cora_links, tmp_path):
     part = str(cora_links / "p2" / "cora.json")
-    from conftest import TESSERA
     r, _ = launch(str(tmp_path), part, f"{TESSERA} train link --part-config {part} {CORA_LINK} --out {tmp_path}/run")
     assert r.returncode == 0, r.stdout + r.stderr
     native = final_metrics(r.stdout)["test_mrr"]
     python = pyg_example("link_prediction.py", part, f"--graph-name cora {CORA_LINK}", str(tmp_path))["test_mrr"]
     print(f"Cora link prediction, 2 machines: tessera train link MRR {native:.4f}, PyG example {python:.4f}")
     assert abs(python - native) <= 0.02
+
+
+def test_to_hetero_model_learns_aifb_on_two_machines(pyg, tmp_path):
+    part = str(tmp_path / "p2" / "aifb.json")
+    tessera("partition", "--input", shared("hetero/AIFB"), "--format", "rdf", "--graph-name", "aifb",
+            "--num-parts", "2", "--balance-train", "--out", str(tmp_path / "p2"))
+    accs = [pyg_example("hetero_sage.py", part, f"--graph-name aifb --seed {s}", str(tmp_path))["test_acc"]
+            for s in range(3)]
+    print(f"PyG to_hetero GraphSAGE through tessera.pyg, AIFB, 2 machines: {accs}, mean {statistics.mean(accs):.4f}")
+    assert statistics.mean(accs) >= 0.90
