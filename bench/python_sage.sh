@@ -6,8 +6,10 @@
 #   (b) examples/python/graphsage.py with the same flags;
 #   (c) DGL's own examples/distributed/graphsage/node_classification.py with only its DGL imports changed
 #       (dgl -> tessera.dgl), when DGL_EXAMPLE names a copy of it (Tessera does not ship DGL's code);
-#   (d) a 10,000-row feature pull into a torch tensor from Python against the same pull timed in C++.
-# Usage: [DGL_EXAMPLE=path/node_classification.py] bench/python_sage.sh [EPOCHS]
+#   (d) a 10,000-row feature pull into a torch tensor from Python against the same pull timed in C++;
+#   (e) examples/pyg/graphsage.py (PyG's own GraphSAGE through tessera.pyg) with the same flags, and the two
+#       loaders alone (bench/pyg_loader.py), when PyG is on PYG_PATH (default ../shared/vendor).
+# Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] bench/python_sage.sh [EPOCHS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
@@ -15,11 +17,13 @@ dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
 source bench/rmat_common.sh
 py=${PYTHON:-/usr/bin/python3}
 export PYTHONPATH=$PWD/build/python
+pyg=${PYG_PATH:-$PWD/../shared/vendor}
+[ -d "$pyg/torch_geometric" ] && export PYTHONPATH=$PYTHONPATH:$pyg || pyg=""
 export PATH=$(dirname "$py"):$PATH
 port=${BENCH_PORT:-34350}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
 cd "$dir"
-rm -f dgl.log  # a table from this run only
+rm -f dgl.log pyg.log  # a table from this run only
 
 job() {  # job PART_CONFIG LOG COMMAND
   $bin launch --ip-config ip_config.txt --part-config "$1" --num-servers 1 --num-trainers 1 --num-samplers 1 \
@@ -40,6 +44,11 @@ if [ -n "${DGL_EXAMPLE:-}" ]; then
     --part_config p2dgl/rmat.json --num_epochs $epochs --fan_out 10,25 --batch_size 1000 --num_hidden 16 \
     --eval_every 1000 --log_every 1000"
 fi
+if [ -n "$pyg" ]; then
+  job p2/rmat.json pyg.log "python3 $OLDPWD/examples/pyg/graphsage.py $flags --ip-config ip_config.txt \
+    --part-config p2/rmat.json"
+  job p2/rmat.json pyg_loader.log "python3 $OLDPWD/bench/pyg_loader.py rmat 60 p2/rmat.json"
+fi
 job p2/rmat.json pull.log "python3 $OLDPWD/bench/python_pull.py rmat"
 
 "$py" - "$epochs" <<'PY'
@@ -57,6 +66,14 @@ print(f'| tessera train sage | {native["epoch_time_s"]:.2f} | {nb:.1f} | 1.00 | 
 print(f'| examples/python/graphsage.py | {python["epoch_time_s"]:.2f} | {python["batches_per_s"]:.1f} | '
       f'{python["batches_per_s"] / nb:.2f} | {python["test_acc"]:.3f} |')
 try:
+    pyg = final("pyg.log")
+    print(f'| examples/pyg/graphsage.py (PyG GraphSAGE) | {pyg["epoch_time_s"]:.2f} | {pyg["batches_per_s"]:.1f} | '
+          f'{pyg["batches_per_s"] / nb:.2f} | {pyg["test_acc"]:.3f} |')
+    pyg_vs_python = pyg["batches_per_s"] / python["batches_per_s"]
+except FileNotFoundError:
+    print("| examples/pyg/graphsage.py | (PyG not on PYG_PATH) | | | |")
+    pyg_vs_python = None
+try:
     text = open("dgl.log").read()
     m = re.search(r'\[m0/trainer/0\] Summary.*TrainEpochTime\(mean\) ([\d.]+) \| TestAccuracy ([\d.]+)', text)
     # DGL's script averages the last 80% of its epochs; the native time above averages all of them.
@@ -64,6 +81,12 @@ try:
           f'{float(m.group(1)) / native["epoch_time_s"]:.2f}x the epoch time | {float(m.group(2)):.3f} (its share) |')
 except FileNotFoundError:
     print("| DGL example | (set DGL_EXAMPLE to run it) | | | |")
+if pyg_vs_python is not None:
+    print(f"\nPyG's loop against the tessera.dgl example, mini-batches/s: {pyg_vs_python:.2f}\n")
+    print("| data side only | DistNodeDataLoader (blocks, x, y) | tessera.pyg (Data) | PyG / blocks |")
+    print("|---|---|---|---|")
+    for line in open("pyg_loader.log"):
+        if line.startswith("[m0/trainer/0] | loaders"): print(line.split("] ", 1)[1].rstrip())
 print()
 print("| pull | C++ (ms) | Python (ms) | Python / C++ |")
 print("|---|---|---|---|")

@@ -39,13 +39,14 @@ def accuracy(model, loader, launched):
 def main():
     p = common.parser("PyG's GraphSAGE on Tessera", epochs=20, fanout="10,25", batch_size=1000, lr=0.003, hidden=16,
                       dropout=0.5)
+    p.add_argument("--num-layers", "--num_layers", dest="num_layers", type=int, default=2)
     p.add_argument("--num-neighbors", dest="num_neighbors", default=None,
                    help="PyG's fan-out, the seeds' hop first (default: --fan-out reversed)")
     args = p.parse_args()
     g, launched = common.join(args)  # tessera.distributed.initialize, as tpyg.init_client does
     dataset = tpyg.DistDataset(graph=g, feature_name=args.feature, label_name=args.label)
     num_neighbors = (common.fanouts(args.num_neighbors) if args.num_neighbors
-                     else list(reversed(common.fanouts(args.fan_out))))
+                     else list(reversed(common.fanouts(args.fan_out, args.num_layers))))
     train_nid, val_nid, test_nid = common.splits(g)
 
     model = GraphSAGE(g.ndata[args.feature].shape[1], args.num_hidden, len(num_neighbors),
@@ -54,7 +55,7 @@ def main():
     optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     loader = tpyg.DistNeighborLoader(dataset, num_neighbors, input_nodes=train_nid, batch_size=args.batch_size,
                                      shuffle=True)
-    eval_neighbors = [-1] * len(num_neighbors) if args.eval_fan_out == "-1" else common.fanouts(args.eval_fan_out)
+    eval_neighbors = list(reversed(common.fanouts(args.eval_fan_out, len(num_neighbors))))
     eval_loaders = [tpyg.DistNeighborLoader(dataset, eval_neighbors, input_nodes=ids,
                                             batch_size=args.eval_batch_size) for ids in (val_nid, test_nid)]
 
@@ -66,7 +67,9 @@ def main():
             for step, batch in enumerate(loader):
                 if step == args.max_batches:
                     break
-                out = ddp(batch.x, batch.edge_index)[: batch.batch_size]
+                # PyG's trim_to_layer: each layer computes only the hops the next one reads.
+                out = ddp(batch.x, batch.edge_index, num_sampled_nodes_per_hop=batch.num_sampled_nodes,
+                          num_sampled_edges_per_hop=batch.num_sampled_edges)[: batch.batch_size]
                 loss = F.cross_entropy(out, batch.y)
                 optimizer.zero_grad()
                 loss.backward()

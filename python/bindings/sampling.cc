@@ -45,9 +45,19 @@ py::tuple edge_tuple(sampling::EdgeBatch&& e) {
                         to_tensor(std::move(e.neg_src)), to_tensor(std::move(e.neg_dst)), etypes, neg_etypes);
 }
 
+// A batch laid out for PyG: (num_seeds, nodes, src, dst, eids, etypes or
+// None, nodes per hop, edges per hop).
+py::tuple pyg_tuple(sampling::PygSubgraph&& s) {
+  py::object etypes = py::none();
+  if (!s.etypes.empty()) etypes = py::cast(to_tensor(std::move(s.etypes)));
+  return py::make_tuple(s.num_seeds, to_tensor(std::move(s.nodes)), to_tensor(std::move(s.src)),
+                        to_tensor(std::move(s.dst)), to_tensor(std::move(s.eids)), etypes, s.nodes_per_hop,
+                        s.edges_per_hop);
+}
+
 // The next batch as (seeds, [blocks], features or None, labels or None,
-// {ntype: (positions, rows)}, edge pairs or None), or None at the end of
-// the epoch.
+// {ntype: (positions, rows)}, edge pairs or None, the PyG layout or None),
+// or None at the end of the epoch.
 py::object next_batch(DistDataLoader& loader) {
   auto batch = std::make_unique<sampling::MiniBatch>();
   bool more;
@@ -61,10 +71,11 @@ py::object next_batch(DistDataLoader& loader) {
   py::dict typed;
   for (sampling::TypedInputs& in : batch->inputs)
     typed[py::int_(in.ntype)] = py::make_tuple(to_tensor(std::move(in.positions)), to_tensor(in.rows));
-  const bool edges = !batch->edges.eids.empty();
+  const bool edges = !batch->edges.eids.empty(), pyg = !batch->pyg.nodes.empty();
   return py::make_tuple(to_tensor(std::move(batch->seeds)), blocks, optional_tensor(batch->features),
                         optional_tensor(batch->labels), typed,
-                        edges ? py::object(edge_tuple(std::move(batch->edges))) : py::object(py::none()));
+                        edges ? py::object(edge_tuple(std::move(batch->edges))) : py::object(py::none()),
+                        pyg ? py::object(pyg_tuple(std::move(batch->pyg))) : py::object(py::none()));
 }
 
 // The options both Python loaders share; the rows to fetch are named later
@@ -172,17 +183,19 @@ void bind_sampling(py::module_& m) {
   py::class_<DistDataLoader>(m, "DataLoader")
       .def(py::init([](const DistNeighborSampler& sampler, const torch::Tensor& seeds, int64_t batch_size,
                        bool shuffle, bool drop_last, int num_samplers, uint64_t seed, const std::string& seed_ntype,
-                       std::map<std::string, std::string> typed_inputs) {
+                       std::map<std::string, std::string> typed_inputs, bool pyg_layout) {
              const torch::Tensor ids = id_tensor(seeds, "seed nodes");
              sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);
              options.seed_ntype = seed_ntype;
              options.typed_inputs = std::move(typed_inputs);
+             options.pyg_layout = pyg_layout;
              std::vector<int64_t> seed_vector(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
              return std::make_unique<DistDataLoader>(context(), sampler, std::move(seed_vector), options);
            }),
            py::arg("sampler"), py::arg("seeds"), py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"),
            py::arg("num_samplers"), py::arg("seed"), py::arg("seed_ntype") = "",
-           py::arg("typed_inputs") = std::map<std::string, std::string>{}, py::keep_alive<1, 2>())
+           py::arg("typed_inputs") = std::map<std::string, std::string>{}, py::arg("pyg_layout") = false,
+           py::keep_alive<1, 2>())
       .def_static("for_edges", &edge_loader, py::arg("sampler"), py::arg("eids"), py::arg("batch_size"),
                   py::arg("shuffle"), py::arg("drop_last"), py::arg("num_samplers"), py::arg("seed"),
                   py::arg("negative_mode"), py::arg("k"), py::arg("exclude_self_loops"), py::arg("replace"),
@@ -196,6 +209,31 @@ void bind_sampling(py::module_& m) {
       })
       .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
       .def("next", &next_batch);
+
+  // The PyG layout of blocks given as tuples (block_tuple's form), for loaders that build their blocks
+  // before laying them out (the edge loader).
+  m.def("pyg_layout", [](const std::vector<py::tuple>& layers) {
+    std::vector<sampling::Block> blocks;
+    for (const py::tuple& t : layers) {
+      sampling::Block b;
+      b.num_dst = t[0].cast<int64_t>();
+      for (auto [k, v] : {std::pair{1, &b.src_nodes}, {2, &b.indptr}, {3, &b.indices}, {4, &b.eids}}) {
+        const torch::Tensor x = id_tensor(t[k].cast<torch::Tensor>(), "block arrays");
+        v->assign(x.data_ptr<int64_t>(), x.data_ptr<int64_t>() + x.numel());
+      }
+      if (!t[5].is_none()) {
+        const torch::Tensor x = t[5].cast<torch::Tensor>().to(torch::kInt32).contiguous();
+        b.etypes.assign(x.data_ptr<int32_t>(), x.data_ptr<int32_t>() + x.numel());
+      }
+      blocks.push_back(std::move(b));
+    }
+    sampling::PygSubgraph out;
+    {
+      py::gil_scoped_release release;
+      out = sampling::pyg_layout(blocks);
+    }
+    return pyg_tuple(std::move(out));
+  });
 }
 
 }  // namespace tessera::python

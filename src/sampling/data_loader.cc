@@ -22,6 +22,7 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   if (options_.num_samplers < 0) fail("--num-samplers must be 0 or more (got {})", options_.num_samplers);
   const auto& ntypes = ctx.config().ntypes;
   const bool typed = !options_.typed_inputs.empty();
+  if (typed && options_.pyg_layout) fail("a loader with typed inputs does not lay its batches out for PyG");
   seed_ntype_ = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
   if (std::find(ntypes.begin(), ntypes.end(), seed_ntype_) == ntypes.end())
     fail("the graph has no node type '{}'", seed_ntype_);
@@ -127,9 +128,13 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
     std::sort(batch->seeds.begin(), batch->seeds.end());  // partition-major: groups requests, helps caches
   }
   batch->blocks = sampler_->sample_blocks(batch->seeds, key, *worker.builder, channel, &exclusion);
+  if (options_.pyg_layout) {
+    batch->pyg = pyg_layout(batch->blocks);
+    batch->blocks.clear();
+  }
   batch->sample_s = timer.seconds();
   timer.reset();
-  const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
+  const std::vector<int64_t>& inputs = options_.pyg_layout ? batch->pyg.nodes : batch->blocks.front().src_nodes;
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
   } else if (!fetch.feature.empty()) {

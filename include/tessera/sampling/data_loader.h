@@ -28,6 +28,8 @@
 #include "tessera/sampling/block.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/sampling/edge_batch.h"
+#include "tessera/sampling/pyg_layout.h"
+#include "tessera/sampling/pyg_layout.h"
 #include "tessera/store/tensor.h"
 
 namespace tessera::sampling {
@@ -46,9 +48,11 @@ struct MiniBatch {
   std::vector<int64_t> seeds;  // output nodes (homogeneous IDs); edge batches: their pairs' nodes, sorted
   EdgeBatch edges;             // edge batches only: the pairs to score
   std::vector<Block> blocks;   // input layer first
-  Array features;              // rows of blocks[0].src_nodes (empty if no feature was asked for)
+  Array features;              // rows of blocks[0].src_nodes, or of pyg.nodes (empty if no feature was asked for)
   std::vector<TypedInputs> inputs;  // heterogeneous graphs: input rows by node type (types with nodes only)
   Array labels;                // rows of seeds (empty if no label was asked for)
+  // LoaderOptions::pyg_layout: the blocks as PyG's subgraph; `blocks` is then empty.
+  PygSubgraph pyg;
   double sample_s = 0, fetch_s = 0;  // the sampler's time on this batch
 };
 
@@ -68,6 +72,10 @@ struct LoaderOptions {
   // only, and `feature` must be "".
   std::string seed_ntype;
   std::map<std::string, std::string> typed_inputs;
+  // Lay each batch out as PyG's sampled subgraph on the sampler thread
+  // (MiniBatch::pyg) and fetch the feature rows of its nodes only; not with
+  // typed_inputs.
+  bool pyg_layout = false;
   // Rows of `feature` kept in this process (RemoteRowCache::build); used
   // when it caches the tensor the batches fetch. Loaders may share one.
   std::shared_ptr<const distributed::RemoteRowCache> feature_cache;

@@ -118,7 +118,7 @@ class DistNodeDataLoader:
     def _unpack(self, batch):
         """(input_nodes, output_nodes, blocks, edge pairs or None) of a batch from the C++ loader, with the
         prefetched rows attached to the node tensors the training loop indexes with."""
-        seeds, raw_blocks, features, labels, _, pairs = batch
+        seeds, raw_blocks, features, labels, _, pairs = batch[:6]
         if self._seed_ntypes is not None:
             blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]

@@ -18,7 +18,7 @@ from ..dataloading.sampler import NeighborSampler
 from ._pyg import pyg_data
 from .dataset import DistDataset
 from .neighbor_loader import fanouts, typed
-from .subgraph import pyg_subgraph
+from .subgraph import positions_of, pyg_subgraph
 
 
 def _negatives(neg_sampling, neg_sampling_ratio):
@@ -98,8 +98,9 @@ class DistLinkNeighborLoader:
         sub = pyg_subgraph(blocks)
         data = self._pyg.Data(edge_index=torch.stack([sub.src, sub.dst]), num_nodes=len(sub.nodes))
         data.n_id, data.e_id = sub.nodes, sub.eids
-        if self._feature is not None:  # the sampler threads fetched these rows
-            data.x = self._g.ndata[self._feature][input_nodes][sub.kept]
+        data.num_sampled_nodes, data.num_sampled_edges = sub.nodes_per_hop, sub.edges_per_hop
+        if self._feature is not None:  # the sampler threads fetched the blocks' input rows
+            data.x = self._g.ndata[self._feature][input_nodes][positions_of(input_nodes, sub.nodes)]
         src, dst = pair.edges()  # positions among the pairs' nodes: the subgraph's first nodes
         data.input_id = pair.edata["_ID"]
         if self._mode == "triplet":

@@ -7,12 +7,13 @@ and `e_id` (type-local IDs), and `batch_size` on the seed type. `num_neighbors[0
 """
 import torch
 
-from ..dataloading.loader import DistNodeDataLoader
+from .. import _C
 from ..dataloading.sampler import NeighborSampler
+from ..distributed import context
 from ..distributed.tensor import to_ids
 from ._pyg import pyg_data
 from .dataset import DistDataset
-from .subgraph import pyg_subgraph
+from .subgraph import Subgraph
 
 
 def typed(g):
@@ -89,7 +90,9 @@ def _ids(ids, n, what):
 
 class DistNeighborLoader:
     """DistNeighborLoader(data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
-    collect_features=True, to_device=None): `data` a DistDataset or DistGraph; len() is the batches per epoch."""
+    collect_features=True, to_device=None): `data` a DistDataset or DistGraph; len() is the batches per epoch.
+    The sampler threads lay each batch out as PyG's subgraph and fetch its nodes' feature rows and its seeds'
+    labels, ahead of the loop."""
 
     def __init__(self, data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
                  collect_features=True, to_device=None, with_edge=True, num_samplers=None, **kwargs):
@@ -97,21 +100,29 @@ class DistNeighborLoader:
         unknown = set(kwargs) - {"worker_options", "edge_dir", "with_weight"}
         if unknown:
             raise TypeError(f"DistNeighborLoader got unexpected arguments {sorted(unknown)}")
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         self.data = DistDataset.of(data)
         g = self.data.graph
-        self._g = g
+        info = context.ensure_initialized()
+        self._g, self._book = g, g.get_partition_book()
         self._typed = typed(g)
         self._device = torch.device(to_device) if to_device is not None else None
         seeds = seed_nodes(g, input_nodes)
         self._seed_type = next(iter(seeds)) if isinstance(seeds, dict) else None
         self._feature = self._present(self.data.feature_name) if collect_features else None
         self._label = self._present(self.data.label_name) if collect_features else None
-        prefetch = not self._typed
-        sampler = NeighborSampler(fanouts(g, num_neighbors),
-                                  prefetch_node_feats=self._feature if prefetch else None,
-                                  prefetch_labels=self._label if prefetch else None)
-        self._loader = DistNodeDataLoader(g, seeds, sampler, batch_size=batch_size, shuffle=shuffle,
-                                          drop_last=drop_last, num_samplers=num_samplers)
+        if self._typed:
+            ids = self._book.map_to_homo_nid(seeds[self._seed_type], self._seed_type)
+        else:
+            ids = seeds
+        sampler = NeighborSampler(fanouts(g, num_neighbors))
+        samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
+        self._c = _C.DataLoader(sampler.c_sampler(), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
+                                int(torch.randint(0, 2 ** 62, (1,))), seed_ntype=self._seed_type or "",
+                                pyg_layout=True)
+        self._c.set_fetch("" if self._typed else (self._feature or ""), self._label or "")
+        self._epoch = 0
 
     def _present(self, name):
         """`name` where some node type holds it, else None (x / y are then left out)."""
@@ -121,27 +132,32 @@ class DistNeighborLoader:
         return name if any(name in g.nodes[nt].data for nt in g.ntypes) else None
 
     def __len__(self):
-        return len(self._loader)
+        return self._c.batches_per_epoch
 
     def __iter__(self):
-        for input_nodes, output_nodes, blocks, _ in self._loader._epoch_batches():
-            batch = self._hetero(output_nodes, blocks) if self._typed else self._homo(input_nodes, output_nodes,
-                                                                                        blocks)
-            yield batch.to(self._device) if self._device is not None else batch
+        self._c.start_epoch(self._epoch)
+        self._epoch += 1
+        while True:
+            batch = self._c.next()
+            if batch is None:
+                return
+            _, _, features, labels, _, _, layout = batch
+            sub = Subgraph(*layout)
+            data = self._hetero(sub, labels) if self._typed else self._homo(sub, features, labels)
+            yield data.to(self._device) if self._device is not None else data
 
-    def _homo(self, input_nodes, output_nodes, blocks):
-        sub = pyg_subgraph(blocks)
+    def _homo(self, sub, features, labels):
         data = self._pyg.Data(edge_index=torch.stack([sub.src, sub.dst]), num_nodes=len(sub.nodes))
         data.n_id, data.e_id, data.batch_size = sub.nodes, sub.eids, sub.num_seeds
-        if self._feature is not None:  # the sampler threads fetched these rows
-            data.x = self._g.ndata[self._feature][input_nodes][sub.kept]
-        if self._label is not None:
-            data.y = self._g.ndata[self._label][output_nodes]
+        data.num_sampled_nodes, data.num_sampled_edges = sub.nodes_per_hop, sub.edges_per_hop
+        if features is not None:
+            data.x = features
+        if labels is not None:
+            data.y = labels
         return data
 
-    def _hetero(self, output_nodes, blocks):
-        g, book = self._g, self._g.get_partition_book()
-        sub = pyg_subgraph(blocks)
+    def _hetero(self, sub, labels):
+        g, book = self._g, self._book
         types, local = book.map_to_per_ntype(sub.nodes)
         rank = torch.empty(len(sub.nodes), dtype=torch.int64)  # a node's index among those of its type
         data = self._pyg.HeteroData()
@@ -160,6 +176,6 @@ class DistNeighborLoader:
             data[c].e_id = edge_local[mine]
         seeds = data[self._seed_type]
         seeds.batch_size = sub.num_seeds
-        if self._label is not None and self._label in g.nodes[self._seed_type].data:
-            seeds.y = g.nodes[self._seed_type].data[self._label][seeds.n_id[: sub.num_seeds]]
+        if labels is not None:
+            seeds.y = labels
         return data

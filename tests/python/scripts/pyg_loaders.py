@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import torch
 from torch_geometric.data import Data
+from torch_geometric.nn import GraphSAGE
 
 import tessera.distributed as tdist
 import tessera.pyg as tpyg
@@ -43,6 +44,7 @@ train = torch.nonzero(g.ndata["train_mask"][torch.arange(N)]).flatten()
 mine = tdist.node_split(g.ndata["train_mask"], g.get_partition_book(), force_even=True)
 loader = tpyg.DistNeighborLoader(dataset, [4, 3], input_nodes=mine, batch_size=64, shuffle=True)
 seen = []
+MODEL = GraphSAGE(FEAT.shape[1], 8, 2, out_channels=3).eval()
 for batch in loader:
     assert isinstance(batch, Data)
     bs, n_id, (u, v) = batch.batch_size, batch.n_id, batch.edge_index
@@ -58,6 +60,15 @@ for batch in loader:
     targets = torch.unique(v)
     assert bool(torch.isin(targets[targets >= bs], hop1).all()), "only the seeds and hop 1 are sampled"
     assert torch.equal(batch.x, FEAT[n_id]) and torch.equal(batch.y, LABEL[n_id[:bs]])
+    # Nodes and edges come hop by hop, so PyG's trim_to_layer computes the seeds' outputs unchanged.
+    hops_n, hops_e = batch.num_sampled_nodes, batch.num_sampled_edges
+    assert sum(hops_n) == len(n_id) and sum(hops_e) == len(v) and hops_n[0] == bs
+    assert bool((v[: hops_e[0]] < bs).all()) and bool((v[hops_e[0]:] >= bs).all())
+    assert bool((v[hops_e[0]:] < bs + hops_n[1]).all()) and bool((u[: hops_e[0]] < bs + hops_n[1]).all())
+    full = MODEL(batch.x.float(), batch.edge_index)[:bs]
+    trimmed = MODEL(batch.x.float(), batch.edge_index, num_sampled_nodes_per_hop=hops_n,
+                    num_sampled_edges_per_hop=hops_e)[:bs]
+    assert torch.allclose(full, trimmed, atol=1e-5)
 assert torch.equal(torch.sort(torch.cat(seen)).values, torch.sort(mine).values), "every seed once per epoch"
 assert len(loader) == (len(mine) + 63) // 64
 
