@@ -30,10 +30,12 @@ def _nodes(g, nodes, what):
                 raise ValueError(f"{what}: this graph has one node type; give its IDs, not {len(nodes)} types")
             nodes = next(iter(nodes.values()))
         else:
-            book = g.get_partition_book()
-            parts = [book.map_to_homo_nid(_check_range(to_ids(ids, what).to(torch.int64), g.num_nodes(nt),
-                                                       f"{what} of type {nt!r}"), nt)
-                     for nt, ids in nodes.items() if book._ntype_id(nt) >= 0]
+            book, parts = g.get_partition_book(), []
+            for nt, ids in nodes.items():
+                if nt not in g.ntypes:
+                    raise KeyError(f"{what}: node type {nt!r} is not in the graph (it has {g.ntypes})")
+                ids = _check_range(to_ids(ids, what).to(torch.int64), g.num_nodes(nt), f"{what} of type {nt!r}")
+                parts.append(book.map_to_homo_nid(ids, nt))
             return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
     return _check_range(to_ids(nodes, what).to(torch.int64), g.num_nodes(), what)
 
@@ -80,7 +82,7 @@ def _names_etype(g, etype):
         return False
 
 
-def _to_hetero(g, src, dst, eids, etypes):
+def _to_hetero(g, src, dst, eids):
     """A frontier in homogeneous IDs as DGL's heterogeneous frontier: per relation, type-local ends and
     edata[dgl.EID] its type-local edge IDs."""
     book = g.get_partition_book()
@@ -123,7 +125,7 @@ def sample_neighbors(g, nodes, fanout, edge_dir="in", prob=None, exclude_edges=N
         keep = ~torch.isin(eids, _edges(g, exclude_edges, "exclude_edges"))
         src, dst, eids = src[keep], dst[keep], eids[keep]
     if typed:
-        frontier = _to_hetero(g, src, dst, eids, None)
+        frontier = _to_hetero(g, src, dst, eids)
     else:
         frontier = Graph(src, dst, g.num_nodes(), eids=eids)
     return frontier.to(output_device) if output_device is not None else frontier
