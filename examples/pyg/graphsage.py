@@ -8,7 +8,6 @@ come from tessera.pyg.DistNeighborLoader as PyG `Data`, sampled and gathered by 
 PyG is not part of Tessera: install it (`pip install torch_geometric`) or put its package on PYTHONPATH. The
 flags are the other examples' (`tessera train sage`'s); --num-neighbors is PyG's fan-out, the seeds' hop first.
 """
-import contextlib
 import os
 import sys
 
@@ -63,28 +62,18 @@ def main():
     val_acc = test_acc = -1.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else contextlib.nullcontext():
-            for step, batch in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                # PyG's trim_to_layer: each layer computes only the hops the next one reads.
-                out = ddp(batch.x, batch.edge_index, num_sampled_nodes_per_hop=batch.num_sampled_nodes,
-                          num_sampled_edges_per_hop=batch.num_sampled_edges)[: batch.batch_size]
-                loss = F.cross_entropy(out, batch.y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
-                if g.rank() == 0 and (step + 1) % args.log_every == 0:
-                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        for step, batch in common.steps_of(loader, ddp, args, launched):
+            # PyG's trim_to_layer: each layer computes only the hops the next one reads.
+            out = ddp(batch.x, batch.edge_index, num_sampled_nodes_per_hop=batch.num_sampled_nodes,
+                      num_sampled_edges_per_hop=batch.num_sampled_edges)[: batch.batch_size]
+            common.optimize([optimizer], F.cross_entropy(out, batch.y), args, epoch, step, g.rank())
+            steps += 1
         train_time += clock.seconds()
-        if epoch == args.num_epochs - 1 or (args.eval_every and (epoch + 1) % args.eval_every == 0):
+        if common.evaluation_due(args, epoch):
             val_acc, test_acc = (accuracy(model, loader, launched) for loader in eval_loaders)
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
-    common.report(g, {"test_acc": test_acc, "val_acc": val_acc, "epoch_time_s": train_time / args.num_epochs,
-                      "batches_per_s": steps / train_time if train_time else 0.0,
-                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+    common.report_accuracy(g, {"test_acc": test_acc, "val_acc": val_acc}, train_time, steps, args, launched)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ types with features project them.
         "python3 examples/pyg/hetero_sage.py --graph-name aifb --ip-config ip_config.txt \\
          --part-config aifb/aifb.json"
 """
-import contextlib
 import os
 import sys
 
@@ -104,24 +103,17 @@ def main():
     test_acc = -1.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else contextlib.nullcontext():
-            for step, batch in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                bs = batch[category].batch_size
-                loss = F.cross_entropy(ddp(batch)[category][:bs], batch[category].y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
+        for step, batch in common.steps_of(loader, ddp, args, launched):
+            bs = batch[category].batch_size
+            loss = F.cross_entropy(ddp(batch)[category][:bs], batch[category].y)
+            common.optimize([optimizer], loss, args, epoch, step, g.rank())
+            steps += 1
         train_time += clock.seconds()
-        if epoch == args.num_epochs - 1 or (args.eval_every and (epoch + 1) % args.eval_every == 0):
+        if common.evaluation_due(args, epoch):
             test_acc = accuracy(model, test_loader, category, launched)
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Loss {loss.item():.4f} | Test Acc {test_acc:.4f}", flush=True)
-    common.report(g, {"test_acc": test_acc, "epoch_time_s": train_time / args.num_epochs,
-                      "batches_per_s": steps / train_time if train_time else 0.0,
-                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+    common.report_accuracy(g, {"test_acc": test_acc}, train_time, steps, args, launched)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,13 @@ import sys
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch_geometric.nn import GraphSAGE
 
-import tessera.distributed as tdist
 import tessera.pyg as tpyg
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import common  # noqa: E402  (the examples' shared command line and reporting)
-from link_prediction import Decoder, rank  # noqa: E402  (the same decoder and ranking as the DGL-style example)
+from link_prediction import Decoder, link_loss, report_ranking, setup  # noqa: E402  (as the DGL-style example)
 
 
 class LinkModel(nn.Module):
@@ -49,20 +47,8 @@ def embed(g, model, nodes, args):
 
 
 def main():
-    p = common.parser("Link prediction with PyG's GraphSAGE on Tessera", epochs=5, fanout="10,25", batch_size=1000,
-                      lr=0.003, hidden=16, dropout=0.0)
-    p.add_argument("--num-layers", "--num_layers", dest="num_layers", type=int, default=2)
-    p.add_argument("--decoder", default="dot", choices=["dot", "mlp"])
-    p.add_argument("--num-negs", "--num_negs", dest="num_negs", type=int, default=1)
-    p.add_argument("--eval-negatives", dest="eval_negatives", type=int, default=100)
-    args = p.parse_args()
-    g, launched = common.join(args)
-
-    train_eids = tdist.edge_split(torch.ones(g.num_edges(), dtype=torch.bool), g.get_partition_book(),
-                                  force_even=True)
-    model = LinkModel(g.ndata[args.feature].shape[1], args)
-    ddp = nn.parallel.DistributedDataParallel(model) if launched else model
-    optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    args, g, launched, train_eids, model, ddp, optimizer = setup("Link prediction with PyG's GraphSAGE on Tessera",
+                                                                 LinkModel)
     loader = tpyg.DistLinkNeighborLoader(tpyg.DistDataset(graph=g, feature_name=args.feature),
                                          list(reversed(common.fanouts(args.fan_out, args.num_layers))),
                                          edge_ids=train_eids, neg_sampling={"mode": "triplet", "amount": args.num_negs},
@@ -70,29 +56,12 @@ def main():
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else common.contextlib.nullcontext():
-            for step, batch in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                pos, neg = ddp(batch)
-                loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat(
-                    [torch.ones_like(pos), torch.zeros_like(neg)]))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
-                if g.rank() == 0 and (step + 1) % args.log_every == 0:
-                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        for step, batch in common.steps_of(loader, ddp, args, launched):
+            pos, neg = ddp(batch)
+            common.optimize([optimizer], link_loss(pos, neg), args, epoch, step, g.rank())
+            steps += 1
         train_time += clock.seconds()
-    val = rank(g, model, tdist.held_out_edges(g, "valid"), args, launched, embed)
-    test = rank(g, model, tdist.held_out_edges(g, "test"), args, launched, embed)
-    if g.rank() == 0:
-        print(f"Val MRR {val.get('mrr', -1):.4f} | Test MRR {test.get('mrr', -1):.4f}", flush=True)
-    common.report(g, {"test_mrr": test.get("mrr", -1.0), "val_mrr": val.get("mrr", -1.0),
-                      **{f"test_{k}": v for k, v in test.items() if k != "mrr"},
-                      "epoch_time_s": train_time / args.num_epochs,
-                      "batches_per_s": steps / train_time if train_time else 0.0,
-                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+    report_ranking(g, model, args, launched, train_time, steps, embed)
 
 
 if __name__ == "__main__":

@@ -77,21 +77,44 @@ def train_epoch(model, optimizers, loader, batch, args, launched, epoch, rank):
     """One epoch of supervised steps (`batch` turns a mini-batch's nodes into model inputs and labels); DDP's
     join() lets a trainer with fewer batches finish. Returns the steps."""
     steps = 0
-    with model.join() if launched else contextlib.nullcontext():
-        for step, (input_nodes, seeds, blocks) in enumerate(loader):
-            if step == args.max_batches:
-                break
-            x, y = batch(input_nodes, seeds)
-            loss = F.cross_entropy(model(blocks, x), y)
-            for optimizer in optimizers:
-                optimizer.zero_grad()
-            loss.backward()
-            for optimizer in optimizers:
-                optimizer.step()
-            steps += 1
-            if rank == 0 and (step + 1) % args.log_every == 0:
-                print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+    for step, (input_nodes, seeds, blocks) in steps_of(loader, model, args, launched):
+        x, y = batch(input_nodes, seeds)
+        optimize(optimizers, F.cross_entropy(model(blocks, x), y), args, epoch, step, rank)
+        steps += 1
     return steps
+
+
+def steps_of(loader, ddp, args, launched):
+    """An epoch's (step, batch), at most --max-batches of them, inside DDP's join() when launched (a trainer with
+    fewer batches finishes)."""
+    with ddp.join() if launched else contextlib.nullcontext():
+        for step, batch in enumerate(loader):
+            if step == args.max_batches:
+                return
+            yield step, batch
+
+
+def optimize(optimizers, loss, args, epoch, step, rank):
+    """One step of every optimizer on `loss`; trainer 0 logs it every --log-every steps."""
+    for optimizer in optimizers:
+        optimizer.zero_grad()
+    loss.backward()
+    for optimizer in optimizers:
+        optimizer.step()
+    if rank == 0 and (step + 1) % args.log_every == 0:
+        print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+
+
+def evaluation_due(args, epoch):
+    """After the last epoch, and every --eval-every epochs."""
+    return epoch == args.num_epochs - 1 or bool(args.eval_every and (epoch + 1) % args.eval_every == 0)
+
+
+def report_accuracy(g, metrics, train_time, steps, args, launched):
+    """The final line of a node-classification example: `metrics` (test_acc, val_acc) and its speed."""
+    report(g, {**metrics, "epoch_time_s": train_time / args.num_epochs,
+               "batches_per_s": steps / train_time if train_time else 0.0,
+               "trainers": int(all_reduce_sum([1], launched)[0])})
 
 
 def all_reduce_sum(values, launched):

@@ -62,14 +62,11 @@ def main():
         clock = common.Timer()
         steps += common.train_epoch(ddp, [optimizer], loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
-        last = epoch == args.num_epochs - 1
-        if last or (args.eval_every and (epoch + 1) % args.eval_every == 0):
+        if common.evaluation_due(args, epoch):
             val_acc, test_acc = (common.accuracy(model, loader, batch, launched) for loader in eval_loaders)
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
-    common.report(g, {"test_acc": test_acc, "val_acc": val_acc, "epoch_time_s": train_time / args.num_epochs,
-                      "batches_per_s": steps / train_time if train_time else 0.0,
-                      "trainers": int(common.all_reduce_sum([1], launched)[0])})
+    common.report_accuracy(g, {"test_acc": test_acc, "val_acc": val_acc}, train_time, steps, args, launched)
 
 
 if __name__ == "__main__":

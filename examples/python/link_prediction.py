@@ -95,21 +95,26 @@ def rank(g, model, pairs, args, launched, embed_nodes=embed):
             "hits@50": total[3] / count}
 
 
-def main():
-    p = common.parser("Link prediction on Tessera, from Python", epochs=5, fanout="10,25", batch_size=1000,
-                      lr=0.003, hidden=16, dropout=0.0)
+def setup(description, model_class):
+    """The link examples' command line (`tessera train link`'s flags), job, share of the training edges, model
+    (model_class(in_feats, args)), its DDP wrapper and optimizer."""
+    p = common.parser(description, epochs=5, fanout="10,25", batch_size=1000, lr=0.003, hidden=16, dropout=0.0)
     p.add_argument("--num-layers", "--num_layers", dest="num_layers", type=int, default=2)
     p.add_argument("--decoder", default="dot", choices=["dot", "mlp"])
     p.add_argument("--num-negs", "--num_negs", dest="num_negs", type=int, default=1)
     p.add_argument("--eval-negatives", dest="eval_negatives", type=int, default=100)
     args = p.parse_args()
     g, launched = common.join(args)
-
     train_eids = tdist.edge_split(torch.ones(g.num_edges(), dtype=torch.bool), g.get_partition_book(),
                                   force_even=True)
-    model = LinkModel(g.ndata[args.feature].shape[1], args)
+    model = model_class(g.ndata[args.feature].shape[1], args)
     ddp = nn.parallel.DistributedDataParallel(model) if launched else model
     optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    return args, g, launched, train_eids, model, ddp, optimizer
+
+
+def main():
+    args, g, launched, train_eids, model, ddp, optimizer = setup("Link prediction on Tessera, from Python", LinkModel)
     sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers))
     loader = tload.DistEdgeDataLoader(g, train_eids, sampler,
                                       negative_sampler=tload.negative_sampler.Uniform(args.num_negs),
@@ -118,22 +123,24 @@ def main():
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
         clock = common.Timer()
-        with ddp.join() if launched else common.contextlib.nullcontext():
-            for step, (input_nodes, pair_graph, neg_graph, blocks) in enumerate(loader):
-                if step == args.max_batches:
-                    break
-                pos, neg = ddp(blocks, g.ndata[args.feature][input_nodes], pair_graph, neg_graph)
-                loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat(
-                    [torch.ones_like(pos), torch.zeros_like(neg)]))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                steps += 1
-                if g.rank() == 0 and (step + 1) % args.log_every == 0:
-                    print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+        for step, (input_nodes, pair_graph, neg_graph, blocks) in common.steps_of(loader, ddp, args, launched):
+            pos, neg = ddp(blocks, g.ndata[args.feature][input_nodes], pair_graph, neg_graph)
+            common.optimize([optimizer], link_loss(pos, neg), args, epoch, step, g.rank())
+            steps += 1
         train_time += clock.seconds()
-    val = rank(g, model, tdist.held_out_edges(g, "valid"), args, launched)
-    test = rank(g, model, tdist.held_out_edges(g, "test"), args, launched)
+    report_ranking(g, model, args, launched, train_time, steps)
+
+
+def link_loss(pos, neg):
+    """Binary cross-entropy of the positive scores against the negative ones (DGL's unsupervised loss)."""
+    return F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos),
+                                                                                 torch.zeros_like(neg)]))
+
+
+def report_ranking(g, model, args, launched, train_time, steps, embed_nodes=embed):
+    """Ranks the held-out edges and prints the final line: MRR, Hits@k and speed."""
+    val = rank(g, model, tdist.held_out_edges(g, "valid"), args, launched, embed_nodes)
+    test = rank(g, model, tdist.held_out_edges(g, "test"), args, launched, embed_nodes)
     if g.rank() == 0:
         print(f"Val MRR {val.get('mrr', -1):.4f} | Test MRR {test.get('mrr', -1):.4f}", flush=True)
     common.report(g, {"test_mrr": test.get("mrr", -1.0), "val_mrr": val.get("mrr", -1.0),

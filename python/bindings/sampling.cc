@@ -208,6 +208,10 @@ void bind_sampling(py::module_& m) {
         l.start_epoch(epoch);
       })
       .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
+      .def("stop", [](DistDataLoader& l) {
+        py::gil_scoped_release release;
+        l.stop();
+      })
       .def("next", &next_batch);
 
   // The PyG layout of blocks given as tuples (block_tuple's form), for loaders that build their blocks

@@ -93,6 +93,11 @@ void DistDataLoader::stop_workers() {
   threads_.clear();
 }
 
+void DistDataLoader::stop() {
+  stop_workers();
+  next_deliver_ = num_batches_;
+}
+
 void DistDataLoader::start_epoch(int epoch) {
   stop_workers();
   epoch_ = epoch;

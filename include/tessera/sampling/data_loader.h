@@ -95,6 +95,11 @@ class DistDataLoader {
   DistDataLoader(const DistDataLoader&) = delete;
   DistDataLoader& operator=(const DistDataLoader&) = delete;
 
+  // Stops the sampler threads and drops the epoch's remaining batches: next()
+  // returns false until the next start_epoch(). For a process leaving its job
+  // while a loop it broke out of still holds the loader.
+  void stop();
+
   int64_t batches_per_epoch() const { return num_batches_; }
   int64_t num_seeds() const { return static_cast<int64_t>(seeds_.size()); }
   // Caps the batches of every epoch, so that all trainers run the same

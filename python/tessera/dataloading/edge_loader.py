@@ -71,11 +71,11 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         self._negative = negative_sampler is not None
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         seed = int(torch.randint(0, 2 ** 62, (1,)))
-        self._c = _C.DataLoader.for_edges(
+        self._c = context.register_loader(_C.DataLoader.for_edges(
             graph_sampler.c_sampler(), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
-            exclude if callable(exclude) else None, negative_callback)
+            exclude if callable(exclude) else None, negative_callback))
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = None

@@ -78,8 +78,9 @@ class DistNodeDataLoader:
         if self._ntype is None and (graph_sampler.prefetch_node_feats or graph_sampler.prefetch_labels):
             raise ValueError("prefetch_node_feats / prefetch_labels: Tessera's loader prefetches the rows of a graph "
                              "with one node type and seeds not given by type; read the rows in the training loop")
-        self._c = _C.DataLoader(graph_sampler.c_sampler(), seeds, int(batch_size), bool(shuffle), bool(drop_last),
-                                samplers, seed, seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else "")
+        self._c = context.register_loader(_C.DataLoader(
+            graph_sampler.c_sampler(), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
+            seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else ""))
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = graph_sampler.prefetch_labels
@@ -107,12 +108,8 @@ class DistNodeDataLoader:
 
     def _epoch_batches(self):
         """The next epoch's batches from the C++ loader, unpacked (_unpack)."""
-        self._c.start_epoch(self._epoch)
-        self._epoch += 1
-        while True:
-            batch = self._c.next()
-            if batch is None:
-                return
+        epoch, self._epoch = self._epoch, self._epoch + 1
+        for batch in epoch_of(self._c, epoch):
             yield self._unpack(batch)
 
     def _unpack(self, batch):
@@ -139,6 +136,16 @@ class DistNodeDataLoader:
         if self._device is not None and self._device.type != "cpu":
             blocks = [b.to(self._device) for b in blocks]
         return input_nodes, output_nodes, blocks, pairs
+
+
+def epoch_of(c_loader, epoch):
+    """Epoch `epoch` of a C++ loader (_C.DataLoader): its raw batches, in order."""
+    c_loader.start_epoch(epoch)
+    while True:
+        batch = c_loader.next()
+        if batch is None:
+            return
+        yield batch
 
 
 def _homogeneous_block(num_dst, src_nodes, indptr, indices, eids, etypes, src_ntypes):

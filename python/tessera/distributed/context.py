@@ -7,6 +7,7 @@ runs standalone: the C++ core starts when the first DistGraph names its 1-partit
 import atexit
 import sys
 import warnings
+import weakref
 
 from .. import _C
 
@@ -54,8 +55,14 @@ def ensure_initialized(part_config=None):
     return _C.job_info()
 
 
+def _stop_loaders():
+    for loader in list(_LOADERS):
+        loader.stop()
+
+
 def exit_client():
     """Ends this trainer's part in the job (collective: every trainer calls it); atexit does it otherwise."""
+    _stop_loaders()
     _C.finalize()
 
 
@@ -67,7 +74,18 @@ def _excepthook(kind, value, traceback):
 _original_excepthook = sys.excepthook
 
 
+# The C++ loaders alive in this process (_C.DataLoader). A loop that broke out early leaves its loader's sampler
+# threads running until the loader is freed, which at exit comes after the Context is gone: they are stopped first.
+_LOADERS = weakref.WeakSet()
+
+
+def register_loader(c_loader):
+    _LOADERS.add(c_loader)
+    return c_loader
+
+
 def _at_exit():
+    _stop_loaders()
     # After an uncaught error, peers may be waiting or dead: leave without the
     # collective goodbye, and the launcher tears the job down.
     if _state["failed"]:

@@ -8,6 +8,7 @@ and `e_id` (type-local IDs), and `batch_size` on the seed type. `num_neighbors[0
 import torch
 
 from .. import _C
+from ..dataloading.loader import epoch_of
 from ..dataloading.sampler import NeighborSampler
 from ..distributed import context
 from ..distributed.tensor import to_ids
@@ -118,9 +119,9 @@ class DistNeighborLoader:
             ids = seeds
         sampler = NeighborSampler(fanouts(g, num_neighbors))
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
-        self._c = _C.DataLoader(sampler.c_sampler(), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
-                                int(torch.randint(0, 2 ** 62, (1,))), seed_ntype=self._seed_type or "",
-                                pyg_layout=True)
+        self._c = context.register_loader(_C.DataLoader(
+            sampler.c_sampler(), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
+            int(torch.randint(0, 2 ** 62, (1,))), seed_ntype=self._seed_type or "", pyg_layout=True))
         self._c.set_fetch("" if self._typed else (self._feature or ""), self._label or "")
         self._epoch = 0
 
@@ -135,13 +136,8 @@ class DistNeighborLoader:
         return self._c.batches_per_epoch
 
     def __iter__(self):
-        self._c.start_epoch(self._epoch)
-        self._epoch += 1
-        while True:
-            batch = self._c.next()
-            if batch is None:
-                return
-            _, _, features, labels, _, _, layout = batch
+        epoch, self._epoch = self._epoch, self._epoch + 1
+        for _, _, features, labels, _, _, layout in epoch_of(self._c, epoch):
             sub = Subgraph(*layout)
             data = self._hetero(sub, labels) if self._typed else self._homo(sub, features, labels)
             yield data.to(self._device) if self._device is not None else data

@@ -1,36 +1,22 @@
 """Run by test_graph_services.py, standalone or under `tessera launch`: DGL's graph services and the edge loader
 on a DistGraph, checked against the graph rebuilt by brute force from the partitioner's input and its ID maps.
 Every check is an assert; trainer 0 prints OK last."""
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 import tessera.dgl as dgl
 import tessera.dgl.distributed  # noqa: F401
 from tessera.dgl.dataloading import negative_sampler
+from checks import input_graph, raises
 
 part_config, data_dir = sys.argv[1], sys.argv[2]
 dgl.distributed.initialize("ip_config.txt")
 g = dgl.distributed.DistGraph("small", part_config=part_config)
 
 # The whole graph in the partition's IDs, from the input edges and the partitioner's maps.
-with open(part_config) as f:
-    config = json.load(f)
-base = os.path.dirname(part_config)
-orig_nids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
-                            for p in range(config["num_parts"])])
-orig_eids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_eids"]))
-                            for p in range(config["num_parts"])])
-with open(os.path.join(data_dir, "meta.json")) as f:
-    meta = json.load(f)
-edges = np.load(os.path.join(data_dir, meta["edge_types"][0]["edges"]))
-new_of_orig = np.empty_like(orig_nids)
-new_of_orig[orig_nids] = np.arange(len(orig_nids))
-SRC = torch.from_numpy(new_of_orig[edges[0][orig_eids]])
-DST = torch.from_numpy(new_of_orig[edges[1][orig_eids]])
+meta, orig_nids, SRC, DST = input_graph(part_config, data_dir)
 N, M = g.num_nodes(), g.num_edges()
 assert len(SRC) == M
 
@@ -182,15 +168,6 @@ for block in dl:
 assert total == len(train_nid) and len(dl) == (len(train_nid) + 31) // 32
 
 # Bad input: a clear error, nothing sampled.
-def raises(kind, fn, *words):
-    try:
-        fn()
-    except kind as e:
-        for w in words:
-            assert w in str(e), (w, str(e))
-        return
-    raise AssertionError(f"expected {kind.__name__}")
-
 raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id"), "reverse_eids")
 raises(IndexError, lambda: dgl.dataloading.DistEdgeDataLoader(g, torch.tensor([M]), sampler), str(M))
 raises(ValueError, lambda: negative_sampler.Uniform(0), "at least 1")

@@ -7,6 +7,7 @@ import torch
 from torch_geometric.data import HeteroData
 
 import tessera.pyg as tpyg
+from checks import raises
 
 part_config = sys.argv[1]
 tpyg.init_client(None)
@@ -33,16 +34,6 @@ for step, batch in enumerate(loader):
     assert "x" not in batch["author"]  # featureless types have none
     if step == 3:
         break
-
-
-def raises(kind, fn, *words):
-    try:
-        fn()
-    except kind as e:
-        for w in words:
-            assert w in str(e), (w, str(e))
-        return
-    raise AssertionError(f"expected {kind.__name__}")
 
 
 fan = {c: [3, 2] for c in g.canonical_etypes}

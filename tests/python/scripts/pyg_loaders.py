@@ -1,7 +1,6 @@
 """Run by test_pyg.py, standalone or under `tessera launch`: tessera.pyg's loaders yield PyG batches, each checked
 against the graph rebuilt by brute force from the partitioner's input and ID maps (features and labels from the
 input files). Every check is an assert; trainer 0 prints OK last."""
-import json
 import os
 import sys
 
@@ -12,26 +11,14 @@ from torch_geometric.nn import GraphSAGE
 
 import tessera.distributed as tdist
 import tessera.pyg as tpyg
+from checks import input_graph, raises
 
 part_config, data_dir = sys.argv[1], sys.argv[2]
 tpyg.init_client("ip_config.txt")
 dataset = tpyg.DistDataset("small", part_config)
 g = dataset.graph
 
-with open(part_config) as f:
-    config = json.load(f)
-base = os.path.dirname(part_config)
-orig_nids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
-                            for p in range(config["num_parts"])])
-orig_eids = np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_eids"]))
-                            for p in range(config["num_parts"])])
-with open(os.path.join(data_dir, "meta.json")) as f:
-    meta = json.load(f)
-edges = np.load(os.path.join(data_dir, meta["edge_types"][0]["edges"]))
-new_of_orig = np.empty_like(orig_nids)
-new_of_orig[orig_nids] = np.arange(len(orig_nids))
-SRC = torch.from_numpy(new_of_orig[edges[0][orig_eids]])
-DST = torch.from_numpy(new_of_orig[edges[1][orig_eids]])
+meta, orig_nids, SRC, DST = input_graph(part_config, data_dir)
 node_type = meta["node_types"][0]
 FEAT = torch.from_numpy(np.load(os.path.join(data_dir, node_type["feat"]))[orig_nids])
 LABEL = torch.from_numpy(np.load(os.path.join(data_dir, node_type["label"]))[orig_nids])
@@ -101,16 +88,6 @@ batch = next(iter(loader))
 assert batch.dst_neg_index.shape == (30, 3)
 assert torch.equal(batch.n_id[batch.src_index], SRC[batch.input_id])
 assert torch.equal(batch.n_id[batch.dst_pos_index], DST[batch.input_id])
-
-
-def raises(kind, fn, *words):
-    try:
-        fn()
-    except kind as e:
-        for w in words:
-            assert w in str(e), (w, str(e))
-        return
-    raise AssertionError(f"expected {kind.__name__}")
 
 
 raises(IndexError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=torch.tensor([N]), batch_size=4), str(N))

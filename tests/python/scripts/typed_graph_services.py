@@ -4,16 +4,15 @@ read back from OGB's raw files through the partitioner's ID maps. Every check is
 last."""
 import csv
 import gzip
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 import tessera.dgl as dgl
 import tessera.dgl.distributed  # noqa: F401
 from tessera.dgl.dataloading import negative_sampler
+from checks import partition_maps, raises
 
 part_config, raw_dir = sys.argv[1], sys.argv[2]
 dgl.distributed.initialize("ip_config.txt")
@@ -22,11 +21,7 @@ book = g.get_partition_book()
 ETYPES = g.canonical_etypes
 
 # Each relation in the partition's type-local IDs, from the raw files and the partitioner's node map.
-with open(part_config) as f:
-    config = json.load(f)
-base = os.path.dirname(part_config)
-orig = torch.from_numpy(np.concatenate([np.load(os.path.join(base, config[f"part-{p}"]["orig_nids"]))
-                                        for p in range(config["num_parts"])]))
+orig = torch.from_numpy(partition_maps(part_config, "orig_nids"))
 types, local = book.map_to_per_ntype(torch.arange(g.num_nodes()))
 new_of_orig = {}
 for t, nt in enumerate(g.ntypes):
@@ -194,15 +189,6 @@ assert bool((nv < g.num_nodes("paper")).all())
 
 
 # Bad input: a clear error, nothing sampled.
-def raises(kind, fn, *words):
-    try:
-        fn()
-    except kind as e:
-        for w in words:
-            assert w in str(e), (w, str(e))
-        return
-    raise AssertionError(f"expected {kind.__name__}")
-
 
 raises(ValueError, lambda: dgl.distributed.sample_neighbors(g, torch.arange(3), 2), "ntype")
 raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, {"nope": torch.arange(3)}, 2), "nope")
