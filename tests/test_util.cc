@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <chrono>
 #include <thread>
@@ -114,16 +115,29 @@ int bind_loopback(int port) {
   return fd;
 }
 
+namespace {
+
+// The lowest port the kernel hands out on its own (bind to port 0, or the
+// source port of an outgoing connection): ip_local_port_range's first field.
+int ephemeral_low() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  in >> low;
+  return low;
+}
+
+}  // namespace
+
 int free_port_block(int n) {
+  // Blocks are drawn below the ephemeral range: a port the kernel picked
+  // there could be taken, between the check and the server's listen, by any
+  // process's outgoing connection (a job's clients, a test beside this one).
+  const int low = 10000, high = std::max(low + 1000, ephemeral_low());
+  std::random_device seed;
+  std::mt19937 rng(seed() ^ static_cast<unsigned>(::getpid()));
+  std::uniform_int_distribution<int> pick(low, high - n);
   for (int attempt = 0; attempt < 200; ++attempt) {
-    // The kernel picks a free port; the ones after it are checked.
-    const int fd = bind_loopback(0);
-    sockaddr_in addr{};
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    const int base = ntohs(addr.sin_port);
-    if (base < 1024 || base + n > 65000) continue;
+    const int base = pick(rng);
     bool free = true;
     for (int p = base; p < base + n && free; ++p) {
       const int probe = bind_loopback(p);

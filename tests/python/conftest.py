@@ -2,6 +2,7 @@
 runner for launched jobs. Everything is real: `tessera partition`, servers and trainers on 127.0.0.1."""
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -33,13 +34,22 @@ def tessera(*args, **kwargs):
     return r
 
 
+def _ephemeral_low():
+    """The lowest port the kernel hands out on its own (port 0 binds, outgoing connections' source ports)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def _free_block(n):
+    # Drawn below the ephemeral range: a port the kernel picked there could be taken, between this check and the
+    # server's listen, by any process's outgoing connection (a job's clients, a test running beside this one).
+    low, high = 10000, max(11000, _ephemeral_low())
+    rng = random.Random(os.getpid() ^ int.from_bytes(os.urandom(4), "little"))
     for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + n > 65000:
-            continue
+        base = rng.randrange(low, high - n)
         socks = []
         try:
             for p in range(base, base + n):
