@@ -117,6 +117,21 @@ TEST(Sampling, EdgesExistFanoutsHoldNoDuplicatesWithoutReplacement) {
   }
 }
 
+// A fanout far above any degree (2^40) without replacement takes every
+// in-edge; it once reserved the fanout's room for each seed (the request
+// fuzzer's find: a server asked to allocate terabytes).
+TEST(Sampling, HugeFanoutWithoutReplacementTakesEveryEdge) {
+  const TestGraph g;
+  const std::vector<int64_t> seeds = all_nodes(g);
+  FanoutSpec spec;
+  spec.fanout = int64_t{1} << 40;
+  spec.key = 7;
+  SampledEdges s;
+  sample_in_edges(g.view(), seeds.data(), g.num_nodes, spec, &s);
+  expect_valid(g, seeds, s, spec.fanout, false);
+  EXPECT_EQ(static_cast<int64_t>(s.src.size()), g.indptr[g.num_nodes]);
+}
+
 // Draws `fanout` of node `seed`'s edges `trials` times and tests each
 // edge's frequency against uniform.
 void expect_uniform(const TestGraph& g, int64_t seed, int64_t fanout, bool replace, int trials) {

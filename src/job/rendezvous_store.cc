@@ -8,15 +8,15 @@
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
-namespace {
 
-using Values = std::map<std::string, std::string>;
-using server::Frames;
-
-server::ServiceRegistry<Values>& store_services() {
-  static server::ServiceRegistry<Values> registry;
+server::ServiceRegistry<StoreValues>& store_services() {
+  static server::ServiceRegistry<StoreValues> registry;
   return registry;
 }
+
+namespace {
+
+using server::Frames;
 
 // The request's key; a set carries its value as a second frame.
 std::string key_of(const net::Request& request, size_t frames) {
@@ -26,12 +26,14 @@ std::string key_of(const net::Request& request, size_t frames) {
   return request.frames[0].to_string();
 }
 
-Frames serve_set(Values& values, net::Request& request, net::Header*) {
-  values[key_of(request, 2)] = request.frames[1].to_string();
+Frames serve_set(StoreValues& values, net::Request& request, net::Header*) {
+  // The key first: it checks the frame count (in `a = b`, b is evaluated first).
+  const std::string key = key_of(request, 2);
+  values[key] = request.frames[1].to_string();
   return {};
 }
 
-Frames serve_get(Values& values, net::Request& request, net::Header* reply) {
+Frames serve_get(StoreValues& values, net::Request& request, net::Header* reply) {
   const auto found = values.find(key_of(request, 1));
   reply->iarg = found != values.end();
   Frames frames;
@@ -39,27 +41,30 @@ Frames serve_get(Values& values, net::Request& request, net::Header* reply) {
   return frames;
 }
 
-Frames serve_add(Values& values, net::Request& request, net::Header* reply) {
+Frames serve_add(StoreValues& values, net::Request& request, net::Header* reply) {
   const std::string key = key_of(request, 1);
   const auto found = values.find(key);
-  const int64_t now =
-      (found == values.end() ? 0 : parse_int(found->second, "store key " + key, "counter")) + request.header.iarg;
+  const int64_t was = found == values.end() ? 0 : parse_int(found->second, "store key " + key, "counter");
+  int64_t now = 0;
+  if (__builtin_add_overflow(was, request.header.iarg, &now))
+    throw net::ProtocolError(fmt::format("store key {}: adding {} to {} overflows a 64-bit counter", key,
+                                         request.header.iarg, was));
   values[key] = std::to_string(now);
   reply->iarg = now;
   return {};
 }
 
-Frames serve_check(Values& values, net::Request& request, net::Header* reply) {
+Frames serve_check(StoreValues& values, net::Request& request, net::Header* reply) {
   reply->iarg = values.count(key_of(request, 1)) != 0;
   return {};
 }
 
-Frames serve_delete(Values& values, net::Request& request, net::Header* reply) {
+Frames serve_delete(StoreValues& values, net::Request& request, net::Header* reply) {
   reply->iarg = values.erase(key_of(request, 1)) != 0;
   return {};
 }
 
-Frames serve_count(Values& values, net::Request&, net::Header* reply) {
+Frames serve_count(StoreValues& values, net::Request&, net::Header* reply) {
   reply->iarg = static_cast<int64_t>(values.size());
   return {};
 }

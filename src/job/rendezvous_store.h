@@ -20,6 +20,10 @@ namespace tessera::net {
 class ServerSocket;
 struct Request;
 }
+namespace tessera::server {
+template <class State>
+class ServiceRegistry;
+}
 
 namespace tessera::distributed {
 
@@ -29,6 +33,13 @@ constexpr net::RequestType kStoreAdd = 13;     // frames: key; iarg = delta -> r
 constexpr net::RequestType kStoreCheck = 14;   // frames: key -> reply: iarg 1 if it is set
 constexpr net::RequestType kStoreDelete = 15;  // frames: key -> reply: iarg 1 if it was set
 constexpr net::RequestType kStoreCount = 16;   // -> reply: iarg = number of keys
+
+// What the store holds: key -> value.
+using StoreValues = std::map<std::string, std::string>;
+
+// The store's services, registered in rendezvous_store.cc (the fuzz target
+// of requests dispatches to them too).
+server::ServiceRegistry<StoreValues>& store_services();
 
 class RendezvousStore {
  public:
@@ -41,7 +52,7 @@ class RendezvousStore {
   void serve();
 
   std::unique_ptr<net::ServerSocket> socket_;
-  std::map<std::string, std::string> values_;
+  StoreValues values_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

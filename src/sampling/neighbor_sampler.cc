@@ -1,6 +1,7 @@
 #include "tessera/sampling/neighbor_sampler.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -178,8 +179,13 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
   std::vector<int64_t>& positions = s.positions;
   positions.clear();
   if (!all) {
-    out->src.reserve(out->src.size() + count * spec.fanout);
-    out->eids.reserve(out->eids.size() + count * spec.fanout);
+    // What the layer will likely draw; without replacement no more than the
+    // partition's edges, whatever the fanout asks.
+    int64_t expected = 0;
+    if (__builtin_mul_overflow(count, spec.fanout, &expected)) expected = std::numeric_limits<int64_t>::max();
+    if (!spec.replace) expected = std::min(expected, graph.indptr[graph.num_nodes]);
+    out->src.reserve(out->src.size() + expected);
+    out->eids.reserve(out->eids.size() + expected);
   }
   size_t gathered = 0;
   auto gather_until = [&](size_t end) {

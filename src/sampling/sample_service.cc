@@ -14,12 +14,29 @@
 namespace tessera::sampling {
 namespace {
 
+// With replacement a seed draws its fanout, whatever its degree: what one
+// request may make a server allocate is bounded (16.8M edges, ~400 MB of
+// reply), far above a mini-batch's layer (10,000 seeds x 25 = 250k).
+constexpr int64_t kMaxDrawsWithReplacement = int64_t{1} << 24;
+
+void check_draws(const FanoutSpec& spec, int64_t seeds) {
+  if (!spec.replace) return;  // at most each seed's in-edges
+  int64_t per_seed = spec.etype_fanouts.empty() ? spec.fanout : 0;
+  for (const int64_t f : spec.etype_fanouts)
+    if (f > 0 && __builtin_add_overflow(per_seed, f, &per_seed)) per_seed = kMaxDrawsWithReplacement + 1;
+  if (per_seed > 0 && seeds > kMaxDrawsWithReplacement / per_seed)
+    throw net::ProtocolError(fmt::format("a sample request with replacement for {} seeds of fanout {} would draw "
+                                         "more than {} edges: send fewer seeds per request",
+                                         seeds, per_seed, kMaxDrawsWithReplacement));
+}
+
 server::Frames serve_sample(server::ServerState& state, net::Request& request, net::Header* reply) {
   int64_t n = 0;
   const int64_t* seeds = server::ids_frame(request, 0, &n);
   if (request.frames.size() != 2) throw net::ProtocolError("sample needs seeds and spec frames");
   if (request.frames[1].size() % sizeof(int64_t) != 0) throw net::ProtocolError("sample spec frame is not int64");
   FanoutSpec spec = decode_fanout(request.frames[1].data<int64_t>(), request.frames[1].size() / sizeof(int64_t));
+  check_draws(spec, n);
   const std::string weight = net::header_name(request.header);
   if (!weight.empty()) {
     if (state.config.etypes.size() != 1) fail("edge weight '{}' needs a graph with one edge type", weight);

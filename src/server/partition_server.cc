@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <sys/mman.h>
-
-#include <algorithm>
 #include <csignal>
 #include <memory>
 #include <vector>
@@ -100,26 +97,6 @@ void serve(ServerState& state, net::ServerSocket& socket) {
 }
 
 }  // namespace
-
-ServiceRegistry<ServerState>& partition_services() {
-  static ServiceRegistry<ServerState> registry;
-  return registry;
-}
-
-OwnedSegments::~OwnedSegments() {
-  for (const std::string& name : names) ::shm_unlink(name.c_str());
-}
-
-void OwnedSegments::forget(const std::string& name) { names.erase(std::remove(names.begin(), names.end(), name), names.end()); }
-
-ServerState::ServerState(const distributed::JobEnv& job_env)
-    : env(job_env), who("server " + job_env.label()), config(PartitionConfig::load(job_env.part_config)), book(config) {}
-
-store::LocalTensor& ServerState::tensor(const std::string& name) {
-  store::LocalTensor* t = distributed::resolve_tensor(*partition, rendezvous.get(), env.machine_id, name);
-  if (t == nullptr) fail("partition {} has no tensor named '{}'", env.machine_id, name);
-  return *t;
-}
 
 int run_server(const distributed::JobEnv& env) {
   std::signal(SIGTERM, on_signal);

@@ -8,12 +8,15 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "job/job_security.h"
+#include "job/rendezvous_store.h"
+#include "sampling/sample_service.h"
 #include "net/transport.h"
 #include "scenarios.h"
 #include "server/partition_server.h"
@@ -21,6 +24,7 @@
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
 #include "tessera/distributed/dist_graph.h"
+#include "tessera/sampling/dist_sampler.h"
 
 namespace distributed = tessera::distributed;
 using tessera::Array;
@@ -80,18 +84,30 @@ int run_garbage(const std::map<std::string, std::string>&) {
   dealer.set(zmq::sockopt::linger, 0);
   tessera::net::secure_client(dealer, job);
   dealer.connect(server.endpoint);
-  auto expect_error = [&](std::vector<zmq::message_t> parts, const char* needle) {
-    zmq::send_multipart(dealer, parts);
-    zmq::pollitem_t item{static_cast<void*>(dealer), 0, ZMQ_POLLIN, 0};
-    EXPECT_OR_FAIL(zmq::poll(&item, 1, std::chrono::milliseconds(5000)) == 1, "no reply to a bad message ({})", needle);
+  // The rendezvous store (machine 0's main server hosts it) takes requests too.
+  zmq::socket_t store(tessera::net::zmq_context(), zmq::socket_type::dealer);
+  store.set(zmq::sockopt::linger, 0);
+  tessera::net::secure_client(store, job);
+  store.connect(fmt::format("tcp://{}:{}", ctx->env().master_addr, ctx->env().master_port));
+  auto reply_to = [&](zmq::socket_t& to, std::vector<zmq::message_t> parts, const char* what) {
+    zmq::send_multipart(to, parts);
+    zmq::pollitem_t item{static_cast<void*>(to), 0, ZMQ_POLLIN, 0};
+    EXPECT_OR_FAIL(zmq::poll(&item, 1, std::chrono::milliseconds(5000)) == 1, "no reply to a bad message ({})", what);
     std::vector<zmq::message_t> reply;
-    (void)zmq::recv_multipart(dealer, std::back_inserter(reply));
+    (void)zmq::recv_multipart(to, std::back_inserter(reply));
+    return reply;
+  };
+  auto expect_error_from = [&](zmq::socket_t& to, std::vector<zmq::message_t> parts, const char* needle) {
+    std::vector<zmq::message_t> reply = reply_to(to, std::move(parts), needle);
     tessera::net::Header h;
     std::memcpy(&h, reply.at(0).data(), sizeof h);
     const std::string text = reply.size() > 1 ? reply[1].to_string() : "";
     EXPECT_OR_FAIL(h.status != 0 && text.find(needle) != std::string::npos, "reply to bad message: '{}' (wanted '{}')",
                    text, needle);
     fmt::print("bad message answered: {}\n", text);
+  };
+  auto expect_error = [&](std::vector<zmq::message_t> parts, const char* needle) {
+    expect_error_from(dealer, std::move(parts), needle);
   };
   {
     std::vector<zmq::message_t> parts;
@@ -146,6 +162,52 @@ int run_garbage(const std::map<std::string, std::string>&) {
     std::vector<zmq::message_t> parts;
     parts.emplace_back(&h, sizeof h);
     expect_error(std::move(parts), "no service answers request type 999");
+  }
+  {
+    // With replacement a seed draws its fanout whatever its degree: the
+    // server refuses what it cannot allocate rather than trying.
+    tessera::sampling::FanoutSpec spec;
+    spec.fanout = int64_t{1} << 40;
+    spec.replace = true;
+    const std::vector<int64_t> seeds{0, 1}, encoded = tessera::sampling::encode_fanout(spec);
+    tessera::net::Header h = tessera::net::make_header(tessera::sampling::kSample, 7, "");
+    tessera::net::set_shape(&h, DType::kInt64, {2});
+    h.num_frames = 2;
+    std::vector<zmq::message_t> parts;
+    parts.emplace_back(&h, sizeof h);
+    parts.emplace_back(seeds.data(), seeds.size() * sizeof(int64_t));
+    parts.emplace_back(encoded.data(), encoded.size() * sizeof(int64_t));
+    expect_error(std::move(parts), "send fewer seeds per request");
+  }
+  {
+    // A set without its value frame (the value was read before the count
+    // was checked: the store crashed).
+    tessera::net::Header h = tessera::net::make_header(tessera::distributed::kStoreSet, 8, "");
+    h.num_frames = 1;
+    std::vector<zmq::message_t> parts;
+    parts.emplace_back(&h, sizeof h);
+    parts.emplace_back(std::string("garbage/key"));
+    expect_error_from(store, std::move(parts), "needs 2 frames, got 1");
+  }
+  {
+    // A counter past int64's range.
+    for (const int64_t delta : {std::numeric_limits<int64_t>::max(), int64_t{1}}) {
+      tessera::net::Header h = tessera::net::make_header(tessera::distributed::kStoreAdd, 9, "");
+      h.iarg = delta;
+      h.num_frames = 1;
+      std::vector<zmq::message_t> parts;
+      parts.emplace_back(&h, sizeof h);
+      parts.emplace_back(std::string("garbage/counter"));
+      if (delta == 1) {
+        expect_error_from(store, std::move(parts), "overflows a 64-bit counter");
+      } else {
+        const std::vector<zmq::message_t> reply = reply_to(store, std::move(parts), "add");
+        tessera::net::Header r;
+        std::memcpy(&r, reply.at(0).data(), sizeof r);
+        EXPECT_OR_FAIL(r.status == 0 && r.iarg == delta, "store add of {} answered status {} iarg {}", delta, r.status,
+                       r.iarg);
+      }
+    }
   }
   // 4. The server still serves correct requests.
   std::vector<int64_t> ids(g.num_nodes());

@@ -90,6 +90,23 @@ inline std::vector<std::string_view> split(const uint8_t* data, size_t size, siz
   return parts;
 }
 
+// A directory of files from one input: parts split at the separator, each
+// "<relative path>\n<contents>", written into a fresh scratch directory
+// (at most `max_files`; a path that is empty, absolute or has ".." is
+// skipped, so the reader stays inside). Returns the directory.
+inline std::string write_files(const uint8_t* data, size_t size, size_t max_files) {
+  Scratch& scratch = Scratch::get();
+  const std::string dir = scratch.fresh();
+  for (std::string_view part : split(data, size, max_files)) {
+    const size_t nl = part.find('\n');
+    const std::string path(part.substr(0, nl));
+    if (path.empty() || path[0] == '/' || path.find("..") != std::string::npos || path.find('\0') != std::string::npos)
+      continue;
+    scratch.write(path, nl == std::string_view::npos ? std::string_view() : part.substr(nl + 1));
+  }
+  return dir;
+}
+
 // Runs `body`. Readers reject bad input by throwing tessera::Error with a
 // message naming the file and what was expected: that is an expected outcome.
 // Other std::exceptions are let through too (they reach the user as one line,

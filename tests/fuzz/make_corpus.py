@@ -18,8 +18,8 @@ def put(target, name, data):
 
 # ---- message: payload count, u16 header length, header, (u32 length, frame)*
 def header(type_, ndim=0, shape=(0, 0, 0, 0), dtype=1, num_frames=0, name=b"", status=0, magic=0x41525354,
-           version=1):
-    h = struct.pack("<IHHQiBBH4qq4d", magic, version, type_, 7, status, dtype, ndim, num_frames, *shape, 0,
+           version=1, iarg=0):
+    h = struct.pack("<IHHQiBBH4qq4d", magic, version, type_, 7, status, dtype, ndim, num_frames, *shape, iarg,
                     0.1, 1e-8, 0.9, 0.999)
     h += name.ljust(128, b"\0")
     return h.ljust(256, b"\0")
@@ -182,6 +182,99 @@ put("rdf", "labelled", SEP.join([nt.encode(), b"id\tperson\tlabel\nhttp://ex.org
 put("rdf", "graph_only", nt)
 put("rdf", "missing_dot", "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b>\n")
 
+# ---- chunked: "<path>\n<contents>" files, metadata.json naming the chunks
+def chunked(files):
+    return SEP.join(p.encode() + b"\n" + (c if isinstance(c, bytes) else c.encode()) for p, c in files)
+
+
+def floats(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def int64s(*v):
+    return struct.pack("<%dq" % len(v), *v)
+
+
+NUMPY = '{"name": "numpy"}'
+put("chunked", "homogeneous_csv", chunked([
+    ("metadata.json", '{"graph_name": "tiny", "node_type": ["_N"], "num_nodes_per_chunk": [[3, 2]],'
+                      ' "edge_type": ["_N:_E:_N"], "num_edges_per_chunk": [[3, 2]],'
+                      ' "edges": {"_N:_E:_N": {"format": {"name": "csv", "delimiter": ","},'
+                      ' "data": ["edges/e0.csv", "edges/e1.csv"]}},'
+                      ' "node_data": {"_N": {"feat": {"format": %s, "data": ["nd/feat.npy"]},'
+                      ' "label": {"format": %s, "data": ["nd/label0.npy", "nd/label1.npy"]},'
+                      ' "train_mask": {"format": %s, "data": ["nd/train.npy"]}}}}' % (NUMPY, NUMPY, NUMPY)),
+    ("edges/e0.csv", "0,1\n1,2\n2,3\n"), ("edges/e1.csv", "3,4\n4,0\n"),
+    ("nd/feat.npy", npy("<f4", [5, 2], floats(*range(10)))),
+    ("nd/label0.npy", npy("<i8", [3], int64s(0, 1, 0))), ("nd/label1.npy", npy("<i8", [2], int64s(1, 0))),
+    ("nd/train.npy", npy("|u1", [5], bytes([1, 0, 1, 0, 1]))),
+]))
+put("chunked", "heterogeneous_npy", chunked([
+    ("metadata.json", '{"graph_name": "hand", "node_type": ["paper", "author"], "num_nodes_per_chunk": [[4, 3], [5]],'
+                      ' "edge_type": ["author:writes:paper", "paper:cites:paper"], "num_edges_per_chunk": [[3], [4, 1]],'
+                      ' "edges": {"author:writes:paper": {"format": {"name": "csv", "delimiter": " "},'
+                      ' "data": ["edges/writes.csv"]},'
+                      ' "paper:cites:paper": {"format": %s, "data": ["edges/cites0.npy", "edges/cites1.npy"]}},'
+                      ' "node_data": {"paper": {"feat": {"format": %s, "data": ["nd/pf.npy"]},'
+                      ' "label": {"format": %s, "data": ["nd/pl.npy"]}},'
+                      ' "author": {"age": {"format": %s, "data": ["nd/aa.npy"]}}},'
+                      ' "edge_data": {"paper:cites:paper": {"weight": {"format": %s, "data": ["ed/w.npy"]}}}}'
+                      % ((NUMPY,) * 5)),
+    ("edges/writes.csv", "0 1\n1  2\n4 6\n"),
+    ("edges/cites0.npy", npy("<i8", [4, 2], int64s(0, 1, 1, 2, 2, 3, 6, 0))),
+    ("edges/cites1.npy", npy("<i4", [1, 2], struct.pack("<2i", 5, 4))),
+    ("nd/pf.npy", npy("<f4", [7, 2], floats(*range(14)))),
+    ("nd/pl.npy", npy("<i8", [7], int64s(*(i % 3 for i in range(7))))),
+    ("nd/aa.npy", npy("<i4", [5], struct.pack("<5i", *range(20, 25)))),
+    ("ed/w.npy", npy("<f4", [5], floats(0, 0.5, 1, 1.5, 2))),
+]))
+
+
+# ---- request: choice byte (bit 0 typed partition, bit 1 rendezvous store, bits 2-5 frame count), the 256-byte
+# header, (u32 length, frame)*. The target maps `type` onto its lists (type mod their length; 0 is no valid type).
+PARTITION = dict(pull=9, push=1, sparse_step=2, in_degrees=3, find_edges=4, top_in_degree=5, out_degrees=6,
+                 has_edges=7, sample=8)
+STORE = dict(set=6, get=1, add=2, check=3, delete=4, count=5)
+
+
+def request(typed, store, type_, frames, shape=(), **fields):
+    dims = tuple(shape) + (0,) * (4 - len(shape))
+    choice = int(typed) | (int(store) << 1) | (len(frames) << 2)
+    out = bytes([choice]) + header(type_, len(shape), dims, num_frames=len(frames), **fields)
+    for f in frames:
+        out += struct.pack("<I", len(f)) + f
+    return out
+
+
+P = PARTITION
+grads = floats(*([1.0] * 12))
+put("request", "pull_emb", request(0, 0, P["pull"], [int64s(0, 1, 2)], (3,), name=b"emb"))
+put("request", "pull_feat", request(0, 0, P["pull"], [int64s(0, 5)], (2,), name=b"node/_N/feat"))
+put("request", "pull_typed_feat", request(1, 0, P["pull"], [int64s(0, 1)], (2,), name=b"node/paper/feat"))
+put("request", "push_add", request(0, 0, P["push"], [int64s(0, 1), floats(*([1.0] * 8))], (2, 4), name=b"emb",
+                                   dtype=2, iarg=1))
+for kind in range(4):
+    put("request", f"sparse_step_{kind}", request(0, 0, P["sparse_step"], [int64s(0, 1, 1), grads], (3, 4),
+                                                  name=b"emb", dtype=2, iarg=kind))
+put("request", "in_degrees", request(0, 0, P["in_degrees"], [int64s(0, 1, 2)], (3,)))
+put("request", "in_degrees_typed", request(1, 0, P["in_degrees"], [int64s(0, 1, 2)], (3,), iarg=2))
+put("request", "out_degrees", request(0, 0, P["out_degrees"], [int64s(0, 39)], (2,)))
+put("request", "out_degrees_typed", request(1, 0, P["out_degrees"], [int64s(0, 1, 29)], (3,), iarg=1))
+put("request", "find_edges", request(0, 0, P["find_edges"], [int64s(0, 1, 2)], (3,)))
+put("request", "find_edges_typed", request(1, 0, P["find_edges"], [int64s(0, 1, 2)], (3,)))
+put("request", "top_in_degree", request(0, 0, P["top_in_degree"], [], iarg=5))
+put("request", "has_edges", request(0, 0, P["has_edges"], [int64s(0, 1), int64s(1, 2)], (2,)))
+put("request", "has_edges_typed", request(1, 0, P["has_edges"], [int64s(0, 1), int64s(1, 2), int64s(0, 2)], (2,)))
+# The sample spec frame: fanout, replace, key, number of per-type fanouts, then those.
+put("request", "sample", request(0, 0, P["sample"], [int64s(0, 1, 2), int64s(3, 0, 7, 0)], (3,)))
+put("request", "sample_weighted", request(0, 0, P["sample"], [int64s(0, 1), int64s(2, 1, 7, 0)], (2,),
+                                          name=b"edge/_N:_E:_N/w"))
+put("request", "sample_typed", request(1, 0, P["sample"], [int64s(0, 1), int64s(-1, 0, 7, 3, 2, -1, 1)], (2,)))
+put("request", "store_set", request(0, 1, STORE["set"], [b"key", b"value"]))
+put("request", "store_add", request(0, 1, STORE["add"], [b"n"], iarg=3))
+put("request", "store_get", request(0, 1, STORE["get"], [b"key"]))
+put("request", "store_count", request(0, 1, STORE["count"], []))
+
 # ---- regression seeds: inputs that crashed a reader before its fix
 put("npy", "regress_shape_overflow", npy("|u1", [4294967296, 4294967296], b""))
 put("partition_config", "regress_no_node_types",
@@ -196,3 +289,12 @@ put("ogb", "regress_huge_node_count", ogb(0, [("raw/num-node-list.csv.gz", "1000
                                               ("raw/node-label.csv.gz", "1\n"), ("raw/edge.csv.gz", "0,0\n")]))
 put("ogb", "regress_negative_node_count", ogb(0, [("raw/num-node-list.csv.gz", "-5\n"),
                                                   ("raw/node-label.csv.gz", "1\n"), ("raw/edge.csv.gz", "0,0\n")]))
+# A set without its value frame read the value before checking the count; a counter past int64 (the two adds
+# overflow together: the store's values outlive an input); sampling with replacement at a fanout of 2^40, which
+# allocated it, and without, which reserved it.
+put("request", "regress_store_set_one_frame", request(0, 1, STORE["set"], [b"key"]))
+put("request", "regress_store_add_max_a", request(0, 1, STORE["add"], [b"big"], iarg=2**63 - 1))
+put("request", "regress_store_add_max_b", request(0, 1, STORE["add"], [b"big"], iarg=2**63 - 1))
+put("request", "regress_sample_huge_fanout_with_replacement",
+    request(0, 0, P["sample"], [int64s(0, 1), int64s(2**40, 1, 7, 0)], (2,)))
+put("request", "regress_sample_huge_fanout", request(0, 0, P["sample"], [int64s(0, 1), int64s(2**40, 0, 7, 0)], (2,)))

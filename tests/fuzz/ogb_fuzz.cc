@@ -12,15 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera;
   if (size < 1) return 0;
-  auto& scratch = fuzz::Scratch::get();
-  const std::string dir = scratch.fresh();
-  for (std::string_view part : fuzz::split(data + 1, size - 1, 64)) {
-    const size_t nl = part.find('\n');
-    const std::string path(part.substr(0, nl));
-    if (path.empty() || path[0] == '/' || path.find("..") != std::string::npos || path.find('\0') != std::string::npos)
-      continue;
-    scratch.write(path, nl == std::string_view::npos ? std::string_view() : part.substr(nl + 1));
-  }
+  const std::string dir = fuzz::write_files(data + 1, size - 1, 64);
   ReadOptions options;
   options.format = data[0] % 2 ? "ogb-mag" : "ogb";
   fuzz::expect_rejection_or_success([&] { (void)read_dataset(dir, options); });
