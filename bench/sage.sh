@@ -8,11 +8,14 @@
 #   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
 #       partition, both "machines" on this host: epoch time, mini-batches/s
 #       summed over trainers, the time split, peak RSS per process;
-#   (b') the same with --insecure: the cost of CURVE encryption, beside it;
+#   (b') the same with --insecure: the cost of CURVE encryption, beside it
+#       (sockets in PLAIN, the gradient all-reduce on Gloo in the clear);
 #   (b'') the same, encrypted, with --cache-remote-features 0: every remote
 #       row pulled every time, as DistDGL does (the cache's worth);
 #   (c) the same in server-client mode: the 2 trainers on a third machine
-#       that holds no partition.
+#       that holds no partition;
+#   (d) the all-reduce alone: 1, 16 and 64 MB on the secured ring and on
+#       Gloo, against loopback TCP's bandwidth measured in the same run.
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
 # of 50 mini-batches per trainer (28-29/s summed).
 # Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
@@ -66,8 +69,9 @@ port=${BENCH_PORT:-34250}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
 run_job "(b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $epochs epochs" \
   "$dir/ip_config.txt" 1 "$dir/sage.log"
-# Encryption's cost: the same job with --insecure (authenticated, in the clear).
-run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted)" \
+# Encryption's cost: the same job with --insecure (authenticated, in the clear;
+# the gradient all-reduce on Gloo instead of the secured ring).
+run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted; all-reduce on Gloo)" \
   "$dir/ip_config.txt" 1 "$dir/sage_insecure.log" --insecure
 # The cache's worth: the same encrypted job pulling every remote row every time.
 run_job "(b'') the same, encrypted, with --cache-remote-features 0 (every remote row pulled each time, as DistDGL)" \
@@ -78,3 +82,7 @@ printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)
   > "$dir/ip_config_server_client.txt"
 run_job "(c) server-client: machines 0 and 1 serve the 2 partitions, 2 trainers on client machine 2, $epochs epochs" \
   "$dir/ip_config_server_client.txt" 2 "$dir/sage_server_client.log"
+
+echo
+echo "## (d) the trainers' all-reduce: secured ring against Gloo, and against loopback TCP"
+build/bench_collectives --rounds 5

@@ -17,7 +17,7 @@ struct Rendezvous::Answer {
 };
 
 Rendezvous::Rendezvous(const std::string& addr, int port, bool host, int timeout_s, const net::Security& security)
-    : where_(fmt::format("{}:{}", addr, port)), timeout_s_(timeout_s) {
+    : where_(fmt::format("{}:{}", addr, port)), timeout_s_(timeout_s), security_(security) {
   const std::string endpoint = fmt::format("tcp://{}:{}", addr, port);
   if (host) store_ = std::make_unique<RendezvousStore>(endpoint, security);
   // The store may start after this process: requests wait in ZeroMQ's queue

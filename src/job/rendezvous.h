@@ -2,7 +2,7 @@
 // main server at the master address and port, spoken to over the job's
 // secured ZeroMQ transport (so only the job's processes can read or write
 // it). Servers publish their addresses and tensors there; trainers read them
-// and build their collectives on it (c10d_backend.cc adapts it for Gloo).
+// and build their collectives on it (gloo_collectives.cc adapts it for Gloo).
 // One object may be used from several threads.
 #pragma once
 
@@ -46,6 +46,8 @@ class Rendezvous {
 
   int timeout_s() const { return timeout_s_; }
   const std::string& where() const { return where_; }
+  // The job's keys, which the trainers' collectives speak with too.
+  const net::Security& security() const { return security_; }
 
  private:
   struct Answer;
@@ -53,6 +55,7 @@ class Rendezvous {
 
   std::string where_;
   int timeout_s_;
+  net::Security security_;
   std::unique_ptr<RendezvousStore> store_;  // when hosting
   std::mutex mutex_;                        // one request at a time on client_
   std::unique_ptr<net::Client> client_;

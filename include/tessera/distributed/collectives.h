@@ -1,6 +1,8 @@
 // Collectives among the trainers of a job: sums, broadcasts, barriers and
-// gathers over every trainer (c10d::ProcessGroupGloo underneath; libtorch
-// stays out of this header).
+// gathers over every trainer. By default they travel on the job's secured
+// transport (a ring of CURVE-encrypted ZeroMQ connections that only the
+// job's processes can open); an --insecure job uses c10d's ProcessGroupGloo
+// (TCP in the clear), as before. libtorch stays out of this header.
 //
 // Contract: every member calls the same collectives in the same order with
 // the same counts; a call returns when every member has made it. A member
@@ -17,13 +19,18 @@
 namespace tessera::distributed {
 
 class Rendezvous;
+class CollectiveBackend;
+
+// What carries the bytes: as the job's security says (the secured ring;
+// Gloo when the job is --insecure), or one of them by name (tests, benches).
+enum class CollectiveWire { kAsTheJob, kSecuredRing, kGloo };
 
 class Collectives {
  public:
   // `prefix` keeps this group's keys apart in the store; `my_ip` is the
-  // address Gloo listens on (the machine's ip_config entry).
+  // address this member listens on (the machine's ip_config entry).
   Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
-              int timeout_s);
+              int timeout_s, CollectiveWire wire = CollectiveWire::kAsTheJob);
   ~Collectives();
   Collectives(const Collectives&) = delete;
   Collectives& operator=(const Collectives&) = delete;
@@ -38,10 +45,12 @@ class Collectives {
   // Every member's vector (lengths may differ), by rank.
   std::vector<std::vector<int64_t>> all_gather(const std::vector<int64_t>& values);
 
-  struct Impl;
+  // Whether the bytes travel encrypted (false: Gloo, or one member).
+  bool secured() const { return secured_; }
 
  private:
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<CollectiveBackend> backend_;  // null with one member
+  bool secured_ = false;
   int rank_, size_;
 };
 

@@ -1,0 +1,160 @@
+// The trainers' all-reduce on the secured ring against Gloo's, and both
+// against the physical bound measured in the same run: loopback TCP's
+// bandwidth between two threads (plain sockets, 1 MB writes). Two members,
+// as threads of this process over a real rendezvous store on 127.0.0.1,
+// sum 1, 16 and 64 MB of float32; each size runs `rounds` times per wire,
+// the wires alternating, and the median counts.
+//
+// Bus bandwidth is NCCL's: bytes x 2(n-1)/n / time, what each member moves
+// over its link; with 2 members, the buffer's size over the time.
+//
+// Usage: bench_collectives [--rounds N] (default 5). Prints a table.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "job/rendezvous.h"
+#include "net/security.h"
+#include "tessera/distributed/collectives.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tessera::distributed::CollectiveWire;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int listen_loopback(int* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 1) != 0) {
+    std::perror("bench_collectives: listen");
+    std::exit(1);
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// GB/s of one TCP stream over loopback, 256 MB in 1 MB writes.
+double loopback_tcp_gbps() {
+  constexpr size_t kChunk = 1 << 20, kTotal = 256 * kChunk;
+  int port = 0;
+  const int listener = listen_loopback(&port);
+  std::thread reader([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    std::vector<char> buffer(kChunk);
+    size_t got = 0;
+    while (got < kTotal) {
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  });
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::perror("bench_collectives: connect");
+    std::exit(1);
+  }
+  std::vector<char> buffer(kChunk, 1);
+  const auto start = Clock::now();
+  for (size_t sent = 0; sent < kTotal;) {
+    const ssize_t n = ::write(fd, buffer.data(), buffer.size());
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  reader.join();
+  const double s = seconds_since(start);
+  ::close(listener);
+  return kTotal / s / 1e9;
+}
+
+int free_port() {
+  int port = 0;
+  ::close(listen_loopback(&port));
+  return port;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[i + 1]));
+  const std::vector<int64_t> megabytes{1, 16, 64};
+  const double tcp = loopback_tcp_gbps();
+
+  const int port = free_port();
+  const tessera::net::Security security{tessera::net::generate_job_keys(), true};
+  // seconds[wire][size] over the rounds, measured by member 0.
+  std::vector<std::vector<std::vector<double>>> seconds(2, std::vector<std::vector<double>>(megabytes.size()));
+  tessera::distributed::Rendezvous host("127.0.0.1", port, true, 60, security);
+  auto member = [&](int rank) {
+    std::unique_ptr<tessera::distributed::Rendezvous> client;
+    if (rank == 1) client = std::make_unique<tessera::distributed::Rendezvous>("127.0.0.1", port, false, 60, security);
+    tessera::distributed::Rendezvous& store = rank == 0 ? host : *client;
+    tessera::distributed::Collectives ring(&store, "ring/", rank, 2, "127.0.0.1", 60, CollectiveWire::kSecuredRing);
+    tessera::distributed::Collectives gloo(&store, "gloo/", rank, 2, "127.0.0.1", 60, CollectiveWire::kGloo);
+    for (size_t k = 0; k < megabytes.size(); ++k) {
+      std::vector<float> data(megabytes[k] * (1 << 20) / sizeof(float), 1.0f);
+      for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
+        for (int wire = 0; wire < 2; ++wire) {
+          tessera::distributed::Collectives& c = wire == 0 ? ring : gloo;
+          c.barrier();
+          const auto start = Clock::now();
+          c.all_reduce_sum(data.data(), static_cast<int64_t>(data.size()));
+          const double s = seconds_since(start);
+          if (rank == 0 && round > 0) seconds[wire][k].push_back(s);
+        }
+      }
+    }
+  };
+  std::thread other(member, 1);
+  member(0);
+  other.join();
+
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  fmt::print("all-reduce of float32, 2 members (threads of one process) on 127.0.0.1, median of {} rounds\n", rounds);
+  fmt::print("loopback TCP, one stream, 256 MB: {:.2f} GB/s (the bound)\n", tcp);
+  fmt::print("{:>6} {:>14} {:>10} {:>12} {:>10} {:>12}\n", "MB", "wire", "time_ms", "busbw_GB/s", "of_TCP",
+             "ring/gloo");
+  for (size_t k = 0; k < megabytes.size(); ++k) {
+    double median[2];
+    for (int wire = 0; wire < 2; ++wire) {
+      std::vector<double>& v = seconds[wire][k];
+      std::sort(v.begin(), v.end());
+      median[wire] = v[v.size() / 2];
+    }
+    for (int wire = 0; wire < 2; ++wire) {
+      const double busbw = megabytes[k] * (1 << 20) / median[wire] / 1e9;
+      fmt::print("{:>6} {:>14} {:>10.2f} {:>12.2f} {:>10.2f} {:>12}\n", megabytes[k],
+                 wire == 0 ? "secured ring" : "gloo (clear)", median[wire] * 1e3, busbw, busbw / tcp,
+                 wire == 0 ? fmt::format("{:.2f}", median[1] / median[0]) : "");
+    }
+  }
+  fmt::print("peak RSS {:.0f} MB\n", usage.ru_maxrss / 1024.0);
+  return 0;
+}
