@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -44,14 +45,18 @@ TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
   BackgroundCommand job(fmt::format("nsenter -t {} -m -n -- /bin/sh -c {}", first_line(host_dir(0) + "/sshd.pid"),
                                     quote(launch_line(fmt::format("{} --out out", kProbedEpochs)))),
                         log);
-  // The job is up, with every listener it opens (servers, the store, Gloo),
-  // once its trainers log training steps.
+  // The job is up, with every listener it opens (servers, the store, the
+  // trainers' collectives), once its trainers log training steps.
   bool training = false;
   for (int i = 0; i < 600 && !training; ++i) {
     training = read_file(log).find("Epoch 00000") != std::string::npos;
     if (!training) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(training) << read_file(log);
+  // Every port the job listens on, as `ss` lists them on its hosts (sshd's
+  // 22 aside), the store first: the intruder tries a store write there.
+  const std::string store = addresses_[0] + ":30050";
+  std::vector<std::string> endpoints{"tcp://" + store};
   for (int host : {0, 1}) {
     // Local addresses (column 4 of `ss -ltnH`): none is a wildcard.
     const std::string listeners = on_host(host, "ss -ltnH | awk '{print $4}'").out;
@@ -59,7 +64,15 @@ TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
       EXPECT_EQ(("\n" + listeners).find("\n" + std::string(wildcard)), std::string::npos)
           << "host " << host << " listens on a wildcard:\n" << listeners;
     EXPECT_NE(listeners.find(addresses_[static_cast<size_t>(host)] + ":30051"), std::string::npos) << listeners;
+    std::istringstream lines(listeners);
+    for (std::string local; std::getline(lines, local);)
+      if (local.rfind(addresses_[static_cast<size_t>(host)] + ":", 0) == 0 &&
+          local != addresses_[static_cast<size_t>(host)] + ":22" && local != store)
+        endpoints.push_back("tcp://" + local);
   }
+  // The store, a server per host and a trainer's collectives per host; no
+  // Gloo pair (the job is encrypted: its all-reduce is the secured ring).
+  EXPECT_EQ(endpoints.size(), 5u) << fmt::format("{}", fmt::join(endpoints, " "));
   // The secret key, from host 0's key file, appears in no process's command
   // line or environment (grep reads it from a file, not its arguments).
   const std::string pattern = dir() + "/secret-pattern";
@@ -71,11 +84,15 @@ TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
                                  "/proc/*/environ: "
                               << seen.out << seen.err;
   const CommandResult intruder = on_host(
-      3, fmt::format("{} intrude --endpoints tcp://{}:30050,tcp://{}:30051,tcp://{}:30051", TESSERA_DIST_WORKER,
-                     addresses_[0], addresses_[0], addresses_[1]));
+      3, fmt::format("{} intrude --endpoints {}", TESSERA_DIST_WORKER, fmt::join(endpoints, ",")));
   std::printf("%s", intruder.out.c_str());
   EXPECT_EQ(intruder.exit_code, 0) << intruder.out << intruder.err;
-  EXPECT_NE(intruder.out.find("intruder: 21 attempts, 21 refused; 0 of 3 ports greet without CURVE"), std::string::npos)
+  // 3 kinds of credentials: a store write at the store, pull, push and
+  // shutdown at every other port.
+  const size_t attempts = 3 + 9 * (endpoints.size() - 1);
+  EXPECT_NE(intruder.out.find(fmt::format("intruder: {} attempts, {} refused; 0 of {} ports greet without CURVE",
+                                          attempts, attempts, endpoints.size())),
+            std::string::npos)
       << intruder.out << intruder.err;
   ASSERT_EQ(job.wait(300), 0) << read_file(log);
   // The log holds stderr too: the record is trainer 0's last JSON line.

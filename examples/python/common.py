@@ -51,7 +51,8 @@ def join(args):
     tdist.initialize(args.ip_config)
     launched = "RANK" in os.environ
     if launched:
-        dist.init_process_group("gloo")
+        # The job's secured collectives ("gloo" would send the gradients in the clear).
+        dist.init_process_group("tessera")
     g = tdist.DistGraph(args.graph_name, part_config=args.part_config)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)

@@ -21,5 +21,7 @@ void bind_sampling(py::module_& m);
 void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_partition_book(py::module_& m);
+// torch.distributed's backend "tessera" (process_group.cc).
+void bind_process_group(py::module_& m);
 
 }  // namespace tessera::python

@@ -38,4 +38,5 @@ PYBIND11_MODULE(_C, m) {
   bind_graph(m);
   bind_nn(m);
   bind_partition_book(m);
+  bind_process_group(m);
 }

@@ -19,3 +19,15 @@ NTYPE = "_TYPE"
 ETYPE = "_TYPE"
 
 from . import distributed, dataloading, nn  # noqa: E402,F401
+
+
+def _register_process_group_backend():
+    """torch.distributed.init_process_group("tessera"): the job's trainers on Tessera's secured collectives
+    (CURVE-encrypted, refused to strangers), where "gloo" sends gradients in the clear. Needs
+    tessera.distributed.initialize() (or dgl.distributed.initialize) first, as DGL's scripts call it."""
+    import torch.distributed as dist
+    if dist.is_available() and not hasattr(dist.Backend, "TESSERA"):
+        dist.Backend.register_backend("tessera", _C._create_process_group)
+
+
+_register_process_group_backend()

@@ -36,6 +36,10 @@ void Collectives::broadcast(float* data, int64_t count, int root) {
   if (backend_) backend_->broadcast(data, count * static_cast<int64_t>(sizeof(float)), root);
 }
 
+void Collectives::broadcast_bytes(void* data, int64_t bytes, int root) {
+  if (backend_) backend_->broadcast(data, bytes, root);
+}
+
 void Collectives::barrier() {
   int64_t one = 1;
   all_reduce_sum(&one, 1);

@@ -125,8 +125,15 @@ void Context::join_job() {
     machine_locks_ = store::SharedMemory::attach(segment_prefix + "locks");
     local_locks_ = std::make_unique<store::RowLocks>(machine_locks_.data());
   }
-  collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(),
-                                               machines[env_.machine_id].ip, env_.timeout_s);
+  my_ip_ = machines[env_.machine_id].ip;
+  collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(), my_ip_,
+                                               env_.timeout_s);
+}
+
+std::unique_ptr<Collectives> Context::new_collectives(const std::string& name) {
+  if (standalone()) return std::make_unique<Collectives>(nullptr, "", 0, 1, "", 0);
+  return std::make_unique<Collectives>(rendezvous_.get(), "groups/" + name + "/", env_.rank(), env_.world_size(),
+                                       my_ip_, env_.timeout_s);
 }
 
 Context::~Context() {

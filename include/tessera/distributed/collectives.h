@@ -41,6 +41,8 @@ class Collectives {
   void all_reduce_sum(double* data, int64_t count);
   void all_reduce_sum(int64_t* data, int64_t count);
   void broadcast(float* data, int64_t count, int root);
+  // Member `root`'s `bytes` at `data`, copied to every member.
+  void broadcast_bytes(void* data, int64_t bytes, int root);
   void barrier();
   // Every member's vector (lengths may differ), by rank.
   std::vector<std::vector<int64_t>> all_gather(const std::vector<int64_t>& values);

@@ -71,6 +71,11 @@ class Context {
   const PartitionBook& book() const { return book_; }
   store::PartitionStore& local();  // fails on a client machine
   Collectives& collectives() { return *collectives_; }
+  // A group of this job's trainers with a ring of its own, for collectives
+  // called in another order or from another thread than collectives()'s
+  // (torch.distributed's "tessera" backend). Collective: every trainer
+  // calls it with the same `name`.
+  std::unique_ptr<Collectives> new_collectives(const std::string& name);
   Rendezvous* rendezvous() { return rendezvous_.get(); }
   // The calling thread's connection to the servers: the Context's own on the
   // thread that initialized it; on any other thread (a Python prefetch
@@ -113,6 +118,7 @@ class Context {
   std::unique_ptr<store::PartitionStore> local_;
   std::unique_ptr<Rendezvous> rendezvous_;
   std::unique_ptr<Collectives> collectives_;
+  std::string my_ip_;  // this machine's ip_config address, where collectives listen
   std::unique_ptr<net::Client> client_;
   std::thread::id owner_thread_ = std::this_thread::get_id();
   std::mutex threads_mutex_;  // guards thread_clients_ and the local tensor map
