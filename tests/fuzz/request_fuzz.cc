@@ -26,6 +26,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz_util.h"
@@ -85,12 +86,27 @@ NodeType nodes(const std::string& name, int64_t count) {
   return t;
 }
 
-Dataset homogeneous_graph() {
-  std::mt19937_64 rng(1);
+struct Relation {
+  std::string src, name, dst;
+  int64_t edges;
+};
+
+// Node types (name, count) and relations with random edges drawn by `seed`.
+Dataset graph(const std::string& name, const std::vector<std::pair<std::string, int64_t>>& types,
+              const std::vector<Relation>& relations, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   Dataset d;
-  d.name = "homo";
-  d.node_types.push_back(nodes("_N", 40));
-  d.edge_types.push_back(random_edges("_N", "_E", "_N", 40, 40, 240, rng));
+  d.name = name;
+  for (const auto& [type, count] : types) d.node_types.push_back(nodes(type, count));
+  for (const Relation& r : relations)
+    d.edge_types.push_back(random_edges(r.src, r.name, r.dst, d.node_type(r.src).count, d.node_type(r.dst).count,
+                                        r.edges, rng));
+  return d;
+}
+
+// One node and edge type, with edge weights "w" for weighted sampling.
+Dataset homogeneous_graph() {
+  Dataset d = graph("homo", {{"_N", 40}}, {{"_N", "_E", "_N", 240}}, 1);
   Array w = Array::zeros(DType::kFloat32, {240});
   for (int64_t i = 0; i < 240; ++i) w.data<float>()[i] = static_cast<float>(i % 3);
   d.edge_types[0].data["w"] = w;
@@ -98,15 +114,9 @@ Dataset homogeneous_graph() {
 }
 
 Dataset typed_graph() {
-  std::mt19937_64 rng(2);
-  Dataset d;
-  d.name = "typed";
-  d.node_types.push_back(nodes("paper", 30));
-  d.node_types.push_back(nodes("author", 12));
-  d.edge_types.push_back(random_edges("author", "writes", "paper", 12, 30, 60, rng));
-  d.edge_types.push_back(random_edges("paper", "written-by", "author", 30, 12, 60, rng));
-  d.edge_types.push_back(random_edges("paper", "cites", "paper", 30, 30, 90, rng));
-  return d;
+  return graph("typed", {{"paper", 30}, {"author", 12}},
+               {{"author", "writes", "paper", 60}, {"paper", "written-by", "author", 60}, {"paper", "cites", "paper", 90}},
+               2);
 }
 
 // A server of partition 0 of `dataset`, written under `dir`: its state as
