@@ -19,6 +19,7 @@
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
 # of 50 mini-batches per trainer (28-29/s summed).
 # Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
+# PARTS="a b" runs only those parts (a, b, b1 = (b'), b2 = (b''), c, d).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
@@ -27,8 +28,13 @@ source bench/rmat_common.sh
 [ -f "$dir/p1/rmat.json" ] || $bin partition --input "$dir/rmat" --graph-name rmat --num-parts 1 --method random \
   --out "$dir/p1" >/dev/null 2>&1
 
-echo "## (a) single-process sampling, 2 sampler threads"
-build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600
+# Whether part $1 is asked for (all when PARTS is unset).
+want() { [[ -z "${PARTS:-}" || " $PARTS " == *" $1 "* ]]; }
+
+if want a; then
+  echo "## (a) single-process sampling, 2 sampler threads"
+  build/bench_sampling "$dir/p1/rmat.json" --samplers 2 --batches 600
+fi
 
 # Runs the job on an ip_config and prints its table:
 # run_job TITLE IP_CONFIG TRAINERS LOG [LAUNCH FLAGS] [TRAINER FLAGS]
@@ -67,22 +73,24 @@ PY
 
 port=${BENCH_PORT:-34250}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"
-run_job "(b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $epochs epochs" \
+want b && run_job "(b) distributed GraphSAGE: 2 partitions, 1 server + 1 trainer each, $epochs epochs" \
   "$dir/ip_config.txt" 1 "$dir/sage.log"
 # Encryption's cost: the same job with --insecure (authenticated, in the clear;
 # the gradient all-reduce on Gloo instead of the secured ring).
-run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted; all-reduce on Gloo)" \
+want b1 && run_job "(b') the same with --insecure (PLAIN: authenticated, not encrypted; all-reduce on Gloo)" \
   "$dir/ip_config.txt" 1 "$dir/sage_insecure.log" --insecure
 # The cache's worth: the same encrypted job pulling every remote row every time.
-run_job "(b'') the same, encrypted, with --cache-remote-features 0 (every remote row pulled each time, as DistDGL)" \
+want b2 && run_job "(b'') the same, encrypted, with --cache-remote-features 0 (every remote row pulled each time, as DistDGL)" \
   "$dir/ip_config.txt" 1 "$dir/sage_nocache.log" "" "--cache-remote-features 0"
 # (c) The same partitions and trainers, placed apart: every row and sample
 # of the trainers now crosses the network (GraphLearn-for-PyTorch's mode).
 printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)) $((port + 20)) \
   > "$dir/ip_config_server_client.txt"
-run_job "(c) server-client: machines 0 and 1 serve the 2 partitions, 2 trainers on client machine 2, $epochs epochs" \
+want c && run_job "(c) server-client: machines 0 and 1 serve the 2 partitions, 2 trainers on client machine 2, $epochs epochs" \
   "$dir/ip_config_server_client.txt" 2 "$dir/sage_server_client.log"
 
-echo
-echo "## (d) the trainers' all-reduce: secured ring against Gloo, and against loopback TCP"
-build/bench_collectives --rounds 5
+if want d; then
+  echo
+  echo "## (d) the trainers' all-reduce: secured ring against Gloo, and against loopback TCP"
+  build/bench_collectives --rounds 5
+fi

@@ -45,7 +45,9 @@ TEST(ToBlock, DestinationsFirstThenSourcesByFirstAppearanceAndEveryEdgeKept) {
         EXPECT_EQ(b.src_nodes[b.indices[i]], src[e]);
         EXPECT_EQ(dst_nodes[d], dst[e]);
         EXPECT_EQ(b.eids[i], eids[e]);
-        if (i > b.indptr[d]) EXPECT_LT(order[i - 1], e);
+        if (i > b.indptr[d]) {
+          EXPECT_LT(order[i - 1], e);
+        }
         got.insert({src[e], dst[e]});
       }
     for (int64_t e = 0; e < m; ++e) expected.insert({src[e], dst[e]});

@@ -51,7 +51,9 @@ void check_partitioned(const Dataset& d, const std::string& config_path, std::ve
   const PartitionBook book(c);
   EXPECT_EQ(book.typed_edge(-1).etype, -1);
   EXPECT_EQ(book.typed_edge(c.num_edges).etype, -1);
-  if (!c.etypes.empty()) EXPECT_THROW(book.homogeneous_edge(0, book.edge_space(0).size()), Error);
+  if (!c.etypes.empty()) {
+    EXPECT_THROW(book.homogeneous_edge(0, book.edge_space(0).size()), Error);
+  }
   for (int p = 0; p < c.num_parts; ++p) {
     const IdRange nodes = c.part_nodes(p);
     const IdRange edges = c.part_edges(p);

@@ -11,6 +11,7 @@
 
 #include "base/progress.h"
 #include "io/staged_dir.h"
+#include "tessera/base/blas.h"
 #include "tessera/base/error.h"
 #include "tessera/base/process.h"
 #include "tessera/distributed/collectives.h"
@@ -83,7 +84,8 @@ nlohmann::json describe_job(const distributed::Context& ctx) {
           {"job_id", env.job_id},
           {"trainers", ctx.world_size()},
           {"machines", ctx.standalone() ? 1 : env.num_machines},
-          {"hosts", hosts}};
+          {"hosts", hosts},
+          {"blas_kernels", blas_core()}};
 }
 
 // A JSON text crosses the trainers as one int64 per byte: the records are a

@@ -1,0 +1,209 @@
+// One GraphSAGE training step against its physical bound (issue 49), at the
+// shapes of bench/sage.sh: fan-out 10,25, batch 1000, hidden 16, mean
+// aggregator, over a 1-partition graph in standalone mode.
+//
+// Measured in one run, on the same sampled batches and thread count:
+//  - the step: what the trainer times as compute (forward, loss, backward,
+//    optimizer; train::supervised_step with a 1-process all-reduce);
+//  - its bound: per layer, the cheaper order (fc_neigh before or after the
+//    aggregation) of the layer's GEMMs at their shapes, forward and backward
+//    (torch::mm, best of 7), plus the aggregation's random-row reads (and
+//    the backward's scatter where the input needs a gradient) at the random
+//    gather bandwidth measured over a buffer of the layer's input size.
+//    Activations, loss and optimizer are left out: they are the bound's
+//    slack.
+// Prints a table and `share` = bound / step time (at most 1).
+// Usage: bench_sage_step PART_CONFIG [--batches B] [--threads T] [--hidden H] [--rounds R]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/base/process.h"
+#include "tessera/base/timer.h"
+#include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_graph.h"
+#include "tessera/distributed/node_split.h"
+#include "tessera/nn/sage.h"
+#include "tessera/sampling/data_loader.h"
+#include "tessera/sampling/dist_sampler.h"
+#include "tessera/train/trainer.h"
+
+namespace distributed = tessera::distributed;
+namespace sampling = tessera::sampling;
+namespace nn = tessera::nn;
+namespace train = tessera::train;
+
+namespace {
+
+struct LayerShape {
+  double num_src = 0, num_dst = 0, nnz = 0;
+  int64_t in = 0, out = 0;
+  bool x_grad = false;  // the layer's input needs a gradient (not the input features)
+};
+
+template <typename F>
+double best_seconds(int reps, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps + 2; ++r) {
+    tessera::Timer t;
+    f();
+    if (r >= 2) best = std::min(best, t.seconds());  // the first ones warm up
+  }
+  return best;
+}
+
+// [m x k] x [k x n] at these shapes, best of 7.
+double gemm_seconds(int64_t m, int64_t k, int64_t n) {
+  if (m == 0 || k == 0 || n == 0) return 0;
+  const torch::Tensor a = torch::randn({m, k}), b = torch::randn({k, n});
+  torch::Tensor c = torch::empty({m, n});
+  return best_seconds(7, [&] { torch::mm_out(c, a, b); });
+}
+
+// Bytes per second of reading `reads` random rows of f floats from a buffer
+// of `rows` rows, summed into one row per thread: the aggregation's memory
+// traffic with no work of its own.
+double gather_bandwidth(int64_t rows, int64_t f, int64_t reads) {
+  rows = std::max<int64_t>(rows, 1);
+  std::vector<float> x(static_cast<size_t>(rows * f), 1.0f);
+  std::vector<int64_t> idx(static_cast<size_t>(reads));
+  std::mt19937_64 rng(7);
+  for (auto& i : idx) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+  float sink = 0;
+  const double s = best_seconds(7, [&] {
+#pragma omp parallel reduction(+ : sink)
+    {
+      std::vector<float> acc(static_cast<size_t>(f), 0.0f);
+#pragma omp for schedule(static)
+      for (int64_t e = 0; e < reads; ++e) {
+        const float* row = x.data() + idx[e] * f;
+#pragma omp simd
+        for (int64_t j = 0; j < f; ++j) acc[j] += row[j];
+      }
+      sink += acc[0];
+    }
+  });
+  if (sink < 0) fmt::print("");  // keeps the loop
+  return static_cast<double>(reads) * f * sizeof(float) / s;
+}
+
+// The layer's own work in seconds, in the cheaper order.
+double layer_bound(const LayerShape& l, double* gemm_s, double* agg_s) {
+  const int64_t src = std::llround(l.num_src), dst = std::llround(l.num_dst), nnz = std::llround(l.nnz);
+  // Backward GEMMs: weight gradient always, input gradient when needed.
+  auto linear = [&](int64_t rows) {
+    return gemm_seconds(rows, l.in, l.out) * (2.0 + (l.x_grad ? 1.0 : 0.0));
+  };
+  const double self = linear(dst);  // fc_self on the destinations
+  auto agg = [&](int64_t width, bool backward) {
+    const double bw = gather_bandwidth(src, width, nnz);
+    return nnz * width * 4.0 / bw * (backward ? 2.0 : 1.0);
+  };
+  const double first_gemm = self + linear(src), first_agg = agg(l.out, true);
+  const double after_gemm = self + linear(dst), after_agg = agg(l.in, l.x_grad);
+  if (first_gemm + first_agg < after_gemm + after_agg) {
+    *gemm_s = first_gemm, *agg_s = first_agg;
+  } else {
+    *gemm_s = after_gemm, *agg_s = after_agg;
+  }
+  return *gemm_s + *agg_s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "usage: bench_sage_step PART_CONFIG [--batches B] [--threads T] [--hidden H] [--rounds R]\n");
+    return 2;
+  }
+  int64_t batches = 60, hidden = 16, rounds = 3;
+  int threads = 1;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--batches") batches = std::atoll(argv[i + 1]);
+    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (flag == "--hidden") hidden = std::atoll(argv[i + 1]);
+    else if (flag == "--rounds") rounds = std::atoll(argv[i + 1]);
+    else {
+      fmt::print(stderr, "bench_sage_step: unknown flag {}\n", flag);
+      return 2;
+    }
+  }
+  try {
+    distributed::InitOptions init;
+    init.standalone = true;
+    init.part_config = argv[1];
+    init.num_threads = threads;
+    auto ctx = distributed::initialize(init);
+    distributed::DistGraph g(*ctx);
+    const std::vector<int64_t> train_ids = distributed::node_split(*ctx, g.ndata("train_mask"));
+    sampling::SamplerOptions so;
+    so.fanouts = {10, 25};
+    const sampling::DistNeighborSampler sampler(*ctx, so);
+    sampling::LoaderOptions lo;
+    lo.batch_size = 1000;
+    lo.num_samplers = 1;
+    lo.seed = 1;
+    sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
+    loader.start_epoch(0);
+    std::vector<sampling::MiniBatch> kept;
+    for (sampling::MiniBatch b; static_cast<int64_t>(kept.size()) < batches && loader.next(&b);) kept.push_back(b);
+    if (kept.empty()) throw std::runtime_error("no batch sampled");
+
+    nn::SageOptions mo;
+    mo.in_feats = train::features_of(kept[0]).size(1);
+    mo.hidden = hidden;
+    mo.num_classes = 47;
+    mo.num_layers = 2;
+    nn::Sage model(mo);
+    torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(0.003));
+    model->train();
+    auto step = [&](const sampling::MiniBatch& b) {
+      const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
+      return train::supervised_step(*model, optimizer, ctx->collectives(),
+                                    [&] { return model->forward(blocks, train::features_of(b)); },
+                                    train::labels_of(b).clamp(0, mo.num_classes - 1));
+    };
+    for (int i = 0; i < 5; ++i) step(kept[static_cast<size_t>(i) % kept.size()]);  // warm up
+    double compute = 0;
+    for (int64_t round = 0; round < rounds; ++round)
+      for (const auto& b : kept) compute += step(b).compute_s;
+    const double step_s = compute / static_cast<double>(rounds * static_cast<int64_t>(kept.size()));
+
+    // The mean shapes of the kept batches, layer by layer.
+    std::vector<LayerShape> layers(2);
+    for (const auto& b : kept)
+      for (size_t i = 0; i < 2; ++i) {
+        layers[i].num_src += static_cast<double>(b.blocks[i].num_src()) / kept.size();
+        layers[i].num_dst += static_cast<double>(b.blocks[i].num_dst) / kept.size();
+        layers[i].nnz += static_cast<double>(b.blocks[i].num_edges()) / kept.size();
+      }
+    layers[0].in = mo.in_feats, layers[0].out = hidden, layers[0].x_grad = false;
+    layers[1].in = hidden, layers[1].out = mo.num_classes, layers[1].x_grad = true;
+
+    fmt::print("| layer | sources | destinations | edges | in -> out | GEMMs (ms) | aggregation traffic (ms) |\n");
+    fmt::print("|---|---|---|---|---|---|---|\n");
+    double bound = 0;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      double gemm = 0, agg = 0;
+      bound += layer_bound(layers[i], &gemm, &agg);
+      fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f} |\n", i, layers[i].num_src,
+                 layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg);
+    }
+    fmt::print("\n| threads | batches | step (ms) | bound (ms) | share of bound | peak RSS (MB) |\n");
+    fmt::print("|---|---|---|---|---|---|\n");
+    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.0f} |\n", threads, kept.size(), 1e3 * step_s, 1e3 * bound,
+               std::min(1.0, bound / step_s), tessera::peak_rss_bytes() / 1e6);
+    fmt::print("step_ms {:.4f}\nbound_ms {:.4f}\n", 1e3 * step_s, 1e3 * bound);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_sage_step: error: {}\n", e.what());
+    return 1;
+  }
+}
