@@ -5,9 +5,13 @@
 # 10,25, batch 1000, 2 layers, hidden 16 (DistDGL's example defaults).
 #   (a) single-process sampling throughput with 2 sampler threads
 #       (standalone, 1 partition), sampling alone and with feature fetch;
+#   (b0) one training step alone against its bound: the step's GEMMs at
+#       their shapes plus its aggregation's memory traffic at the gather
+#       bandwidth measured on the same blocks (bench_sage_step);
 #   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
 #       partition, both "machines" on this host: epoch time, mini-batches/s
-#       summed over trainers, the time split, peak RSS per process;
+#       summed over trainers, the time split, the step against the bound of
+#       (b0) (wall and CPU time), peak RSS per process;
 #   (b') the same with --insecure: the cost of CURVE encryption, beside it
 #       (sockets in PLAIN, the gradient all-reduce on Gloo in the clear);
 #   (b'') the same, encrypted, with --cache-remote-features 0: every remote
@@ -48,21 +52,31 @@ run_job() {
      --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 ${6:-} --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }
   python3 - "$4" <<'PY'
-import json, re, sys
+import json, os, re, sys
 finals, servers = {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r'\[(m\d+)/trainer/(\d+)\] (\{.*\})$', line.strip())
     if m: finals[m.group(1) + "/trainer/" + m.group(2)] = json.loads(m.group(3))
     m = re.search(r'server (m\d+/server/\d+): shut down \(peak RSS (\d+) MB\)', line)
     if m: servers[m.group(1)] = int(m.group(2))
+if not finals: sys.exit("no final metrics in the log")
 print("| epoch time (s) | steps/epoch/trainer | mini-batches/s summed | sample (s) | fetch (s) | wait (s) | compute (s) | all-reduce (s) | remote rows from cache | test acc |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-if not finals: sys.exit("no final metrics in the log")
 name, f = sorted(finals.items())[0]  # rank 0 prints the job's record
 summed = f["trainers"] * f["mini_batches_per_s"]
 hits = f.get("feature_cache_remote_hit_rate")
 cached = "off" if hits is None else f'{100 * hits:.0f}% ({f["feature_cache_rows"]} rows)'
 print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {cached} | {f["test_acc"]:.3f} |')
+# The step against its bound (bench_sage_step, measured before the job):
+# compute is wall time on the trainer's thread, step CPU that thread's CPU
+# time, without the time the other processes of the 2 cores held it.
+steps = f["steps_per_epoch"] * f["epochs"]
+compute_ms, cpu_ms = 1e3 * f["compute_s"] / steps, 1e3 * f.get("step_cpu_s", float("nan")) / steps
+bound = float(os.environ.get("BOUND_MS", "nan"))
+print()
+print("| compute per mini-batch (ms) | step CPU per mini-batch (ms) | step bound (ms) | share of bound (compute) | share of bound (step CPU) |")
+print("|---|---|---|---|---|")
+print(f"| {compute_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {min(1, bound / compute_ms):.2f} | {min(1, bound / cpu_ms):.2f} |")
 print()
 print("| process | peak RSS (MB) |")
 print("|---|---|")
@@ -70,6 +84,17 @@ print(f'| {name} | {f["peak_rss_mb"]:.0f} |')
 for server, rss in sorted(servers.items()): print(f'| {server} | {rss} |')
 PY
 }
+
+# The bound of (b)'s step: one step's GEMMs and aggregation traffic at the
+# bench's shapes, measured here on the same sampled batches as the step
+# alone (bench_sage_step, 1-partition graph, the trainers' thread count).
+if want b; then
+  echo
+  echo "## (b0) one GraphSAGE step alone against its bound (bench_sage_step, ${THREADS:-1} thread)"
+  build/bench_sage_step "$dir/p1/rmat.json" --threads "${THREADS:-1}" > "$dir/step.txt"
+  grep -v '_ms ' "$dir/step.txt"
+  export BOUND_MS=$(awk '/^bound_ms/ {print $2}' "$dir/step.txt")
+fi
 
 port=${BENCH_PORT:-34250}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"

@@ -30,6 +30,7 @@
 #include "tessera/distributed/dist_graph.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/nn/sage.h"
+#include "tessera/nn/csr_aggregate.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/train/trainer.h"
@@ -43,6 +44,8 @@ namespace {
 
 struct LayerShape {
   double num_src = 0, num_dst = 0, nnz = 0;
+  std::vector<int64_t> indices;  // one real block's edges, for the gather's bandwidth
+  int64_t indices_rows = 0;      // that block's sources
   int64_t in = 0, out = 0;
   bool x_grad = false;  // the layer's input needs a gradient (not the input features)
 };
@@ -66,15 +69,14 @@ double gemm_seconds(int64_t m, int64_t k, int64_t n) {
   return best_seconds(7, [&] { torch::mm_out(c, a, b); });
 }
 
-// Bytes per second of reading `reads` random rows of f floats from a buffer
-// of `rows` rows, summed into one row per thread: the aggregation's memory
-// traffic with no work of its own.
-double gather_bandwidth(int64_t rows, int64_t f, int64_t reads) {
+// Bytes per second of reading rows of f floats in the order of a real
+// block's edges (`indices`, into `rows` rows), summed into one row per
+// thread: the aggregation's memory traffic with no work of its own.
+double gather_bandwidth(int64_t rows, int64_t f, const std::vector<int64_t>& indices) {
   rows = std::max<int64_t>(rows, 1);
   std::vector<float> x(static_cast<size_t>(rows * f), 1.0f);
-  std::vector<int64_t> idx(static_cast<size_t>(reads));
-  std::mt19937_64 rng(7);
-  for (auto& i : idx) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+  const int64_t reads = static_cast<int64_t>(indices.size());
+  const int64_t* idx = indices.data();
   float sink = 0;
   const double s = best_seconds(7, [&] {
 #pragma omp parallel reduction(+ : sink)
@@ -102,7 +104,7 @@ double layer_bound(const LayerShape& l, double* gemm_s, double* agg_s) {
   };
   const double self = linear(dst);  // fc_self on the destinations
   auto agg = [&](int64_t width, bool backward) {
-    const double bw = gather_bandwidth(src, width, nnz);
+    const double bw = gather_bandwidth(l.indices_rows, width, l.indices);
     return nnz * width * 4.0 / bw * (backward ? 2.0 : 1.0);
   };
   const double first_gemm = self + linear(src), first_agg = agg(l.out, true);
@@ -176,6 +178,29 @@ int main(int argc, char** argv) {
       for (const auto& b : kept) compute += step(b).compute_s;
     const double step_s = compute / static_cast<double>(rounds * static_cast<int64_t>(kept.size()));
 
+    // The step's phases, timed apart (the trainer times them together).
+    {
+      double fw = 0, ls = 0, bw = 0, op = 0;
+      for (int r = 0; r < 3; ++r)
+        for (const auto& b : kept) {
+          const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
+          tessera::Timer t;
+          const torch::Tensor logits = model->forward(blocks, train::features_of(b));
+          fw += t.lap();
+          const torch::Tensor labels = train::labels_of(b).clamp(0, mo.num_classes - 1);
+          const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
+          ls += t.lap();
+          optimizer.zero_grad();
+          loss.backward();
+          bw += t.lap();
+          optimizer.step();
+          (void)logits.argmax(1).eq(labels).sum().item<int64_t>();
+          op += t.lap();
+        }
+      const double n = 3.0 * kept.size();
+      fmt::print("| forward (ms) | loss (ms) | backward (ms) | optimizer, accuracy (ms) |\n|---|---|---|---|\n");
+      fmt::print("| {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n\n", 1e3 * fw / n, 1e3 * ls / n, 1e3 * bw / n, 1e3 * op / n);
+    }
     // The mean shapes of the kept batches, layer by layer.
     std::vector<LayerShape> layers(2);
     for (const auto& b : kept)
@@ -184,6 +209,10 @@ int main(int argc, char** argv) {
         layers[i].num_dst += static_cast<double>(b.blocks[i].num_dst) / kept.size();
         layers[i].nnz += static_cast<double>(b.blocks[i].num_edges()) / kept.size();
       }
+    for (size_t i = 0; i < 2; ++i) {
+      layers[i].indices = kept[0].blocks[i].indices;
+      layers[i].indices_rows = kept[0].blocks[i].num_src();
+    }
     layers[0].in = mo.in_feats, layers[0].out = hidden, layers[0].x_grad = false;
     layers[1].in = hidden, layers[1].out = mo.num_classes, layers[1].x_grad = true;
 
@@ -195,6 +224,18 @@ int main(int argc, char** argv) {
       bound += layer_bound(layers[i], &gemm, &agg);
       fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f} |\n", i, layers[i].num_src,
                  layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg);
+    }
+    // The layer-0 aggregation alone against its traffic, on one batch whose
+    // rows are warm in cache (in the step they arrive from the fetch).
+    {
+      const sampling::MiniBatch& b = kept[0];
+      const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
+      const torch::Tensor x = train::features_of(b);
+      torch::NoGradGuard ng;
+      const double agg = best_seconds(7, [&] { nn::csr_mean(x, blocks[0].indptr, blocks[0].indices); });
+      const double bw = gather_bandwidth(layers[0].indices_rows, x.size(1), layers[0].indices);
+      fmt::print("\nlayer-0 mean aggregation alone: {:.3f} ms; its rows read in its order: {:.3f} ms\n", 1e3 * agg,
+                 1e3 * layers[0].indices.size() * x.size(1) * 4.0 / bw);
     }
     fmt::print("\n| threads | batches | step (ms) | bound (ms) | share of bound | peak RSS (MB) |\n");
     fmt::print("|---|---|---|---|---|---|\n");

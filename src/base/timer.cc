@@ -1,12 +1,19 @@
 #include "tessera/base/timer.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace tessera {
+
+double ThreadCpuTimer::now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 int64_t peak_rss_bytes() {
   struct rusage usage {};

@@ -94,27 +94,28 @@ inline void add_scaled_row(float* __restrict out, const float* __restrict in, fl
 // A gather: each output row is written by one thread, so destinations are
 // simply split among threads. Dynamic chunks because sampled blocks can have
 // very uneven degrees.
-void forward_kernel(const float* x, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t f,
+void gather_forward(const float* x, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t f,
                     CsrReduce reduce, float* out) {
-  const int64_t work = (ptr[num_dst] + num_dst) * f;
+  const int64_t nnz = ptr[num_dst];
+  const int64_t work = (nnz + num_dst) * f;
 #pragma omp parallel for schedule(dynamic, 256) if (work >= kParallelWork)
   for (int64_t d = 0; d < num_dst; ++d) {
-    float* o = out + d * f;
+    float* __restrict o = out + d * f;
     int64_t e = ptr[d];
     const int64_t end = ptr[d + 1];
     // Start from the first term rather than from zeros: one pass less.
-    if (reduce == CsrReduce::kGcnMean) {
-      std::memcpy(o, x + d * f, f * sizeof(float));
-    } else if (e < end) {
-      std::memcpy(o, x + idx[e++] * f, f * sizeof(float));
-    } else {
+    const float* first = reduce == CsrReduce::kGcnMean ? x + d * f : e < end ? x + idx[e++] * f : nullptr;
+    if (first == nullptr) {
       std::fill(o, o + f, 0.0f);
       continue;
     }
-    // Source rows are random rows of x: ask for the next ones' cache lines
-    // while adding this one, so their misses overlap.
+#pragma omp simd
+    for (int64_t j = 0; j < f; ++j) o[j] = first[j];
+    // Source rows are random rows of x: ask for the cache lines of the rows
+    // a few edges ahead (into the next destinations too) while adding this
+    // one, so their misses overlap.
     for (; e < end; ++e) {
-      if (e + kPrefetchRows < end) prefetch_row(x + idx[e + kPrefetchRows] * f, f * sizeof(float));
+      if (e + kPrefetchRows < nnz) prefetch_row_kept(x + idx[e + kPrefetchRows] * f, f * sizeof(float));
       add_row(o, x + idx[e] * f, f);
     }
     const float scale = row_scale(reduce, end - ptr[d]);
@@ -134,7 +135,7 @@ void forward_kernel(const float* x, const int64_t* ptr, const int64_t* idx, int6
 // itself), and no transposed CSR to build serially first. Each row also sums
 // its terms in edge order whatever the thread count, so gradients are
 // bitwise reproducible.
-void backward_kernel(const float* g, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t num_src,
+void scatter_backward(const float* g, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t num_src,
                      int64_t f, CsrReduce reduce, float* gx) {
   const int64_t work = (ptr[num_dst] + num_dst) * f;
 #pragma omp parallel if (work >= kParallelWork)
@@ -167,7 +168,7 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
     torch::Tensor out = torch::empty({num_dst, x.size(1)}, x.options());
     // Empty tensors may have null data, which memcpy must not see.
     if (out.numel() == 0) return out;
-    forward_kernel(x.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst,
+    gather_forward(x.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst,
                    x.size(1), reduce, out.data_ptr<float>());
     return out;
   }
@@ -188,7 +189,7 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
       return grads;
     }
     torch::Tensor gx = torch::empty({num_src, g.size(1)}, g.options());
-    backward_kernel(g.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst, num_src,
+    scatter_backward(g.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst, num_src,
                     g.size(1), reduce, gx.data_ptr<float>());
     grads[0] = gx;
     return grads;

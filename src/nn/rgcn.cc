@@ -4,6 +4,7 @@
 
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/nn/model_files.h"
+#include "tessera/nn/relu_dropout.h"
 #include "tessera/base/error.h"
 
 namespace tessera::nn {
@@ -132,7 +133,6 @@ RgcnImpl::RgcnImpl(const RgcnOptions& options) : options_(options) {
         RelGraphConv(options_.hidden, last ? options_.num_classes : options_.hidden, options_.num_rels,
                      options_.num_bases, options_.self_loop, options_.layer_norm)));
   }
-  dropout_ = register_module("dropout", torch::nn::Dropout(options_.dropout));
 }
 
 torch::Tensor RgcnImpl::project(const std::string& ntype, const torch::Tensor& rows) {
@@ -214,7 +214,8 @@ torch::Tensor RgcnImpl::forward(const std::vector<RelBlock>& blocks, const std::
                            : layers_[0]->forward(blocks[0], embed(inputs, blocks[0].num_src));
   });
   for (size_t i = 1; i < layers_.size(); ++i)
-    h = with_context([&] { return layer(i); }, [&] { return layers_[i]->forward(blocks[i], dropout_(torch::relu(h))); });
+    h = with_context([&] { return layer(i); },
+                     [&] { return layers_[i]->forward(blocks[i], relu_dropout(h, options_.dropout, is_training())); });
   return h;
 }
 

@@ -6,6 +6,7 @@
 
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/nn/model_files.h"
+#include "tessera/nn/relu_dropout.h"
 #include "io/staged_dir.h"
 #include "tessera/base/error.h"
 
@@ -115,7 +116,6 @@ SageImpl::SageImpl(const SageOptions& options) : options_(options) {
     const int64_t out = i == n - 1 ? options.num_classes : options.hidden;
     layers_.push_back(register_module("layer" + std::to_string(i), SageConv(in, out, options.aggregator)));
   }
-  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout));
 }
 
 torch::Tensor SageImpl::forward_layer(size_t i, const BlockTensors& block, const torch::Tensor& h) {
@@ -127,7 +127,7 @@ torch::Tensor SageImpl::forward_layer(size_t i, const BlockTensors& block, const
       [&] { return fmt::format("GraphSAGE layer {} ({} destination and {} source nodes)", i, block.num_dst, block.num_src); },
       [&] {
         torch::Tensor out = layers_[i]->forward(h, block.indptr, block.indices, block.num_dst);
-        if (i + 1 < layers_.size()) out = dropout_(torch::relu(out));
+        if (i + 1 < layers_.size()) out = relu_dropout(out, options_.dropout, is_training());
         return out;
       });
 }

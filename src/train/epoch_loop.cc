@@ -47,6 +47,7 @@ class NodeClassificationTask final : public TrainTask {
       Timer t;
       if (!loader_.next(&batch_)) break;
       const double wait = t.seconds();
+      const ThreadCpuTimer cpu;
       const StepResult r = with_context(
           [&] {
             return fmt::format("training step {} of epoch {} on trainer {} (batch of {} seeds, {} input nodes)",
@@ -54,8 +55,9 @@ class NodeClassificationTask final : public TrainTask {
                                batch_.blocks.empty() ? 0 : batch_.blocks.front().num_src());
           },
           [&] { return step_(batch_); });
-      epoch_times_.add_step(batch_, wait, r);
-      window_.add_step(batch_, wait, r);
+      const double step_cpu = cpu.seconds();
+      epoch_times_.add_step(batch_, wait, r, step_cpu);
+      window_.add_step(batch_, wait, r, step_cpu);
       stepped();
     }
     return ran;

@@ -145,14 +145,16 @@ int64_t LinkPredictionTask::train(int64_t steps, const std::function<void()>& st
     Timer t;
     if (!loader_.next(&batch_)) break;
     const double wait = t.seconds();
+    const ThreadCpuTimer cpu;
     const StepResult r = with_context(
         [&] {
           return fmt::format("link training step {} of epoch {} on trainer {} ({} edges, {} nodes)",
                              epoch_times_.steps + 1, epoch_, ctx_.rank(), batch_.edges.eids.size(), batch_.seeds.size());
         },
         [&] { return step(batch_); });
-    epoch_times_.add_step(batch_, wait, r);
-    window_.add_step(batch_, wait, r);
+    const double step_cpu = cpu.seconds();
+    epoch_times_.add_step(batch_, wait, r, step_cpu);
+    window_.add_step(batch_, wait, r, step_cpu);
     edges_ += static_cast<int64_t>(batch_.edges.eids.size());
     window_edges_ += static_cast<int64_t>(batch_.edges.eids.size());
     stepped();

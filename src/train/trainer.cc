@@ -24,8 +24,9 @@ void PhaseTimes::add_batch(const sampling::MiniBatch& b) {
   for (const auto& block : b.blocks) edges += block.num_edges();
 }
 
-void PhaseTimes::add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step) {
+void PhaseTimes::add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double step_cpu_s) {
   add_batch(b);
+  step_cpu += step_cpu_s;
   wait += wait_s;
   compute += step.compute_s;
   allreduce += step.allreduce_s;
@@ -39,6 +40,7 @@ nlohmann::json PhaseTimes::times() const {
   nlohmann::json j = {{"sample_s", sample}, {"fetch_s", fetch}, {"wait_s", wait}, {"compute_s", compute},
                       {"allreduce_s", allreduce}};
   if (sparse > 0) j["sparse_update_s"] = sparse;
+  if (step_cpu > 0) j["step_cpu_s"] = step_cpu;
   return j;
 }
 
@@ -73,7 +75,7 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
 
 void PhaseTimes::add(const PhaseTimes& o) {
   sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
-  sparse += o.sparse;
+  sparse += o.sparse, step_cpu += o.step_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
 }
 

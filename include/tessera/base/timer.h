@@ -30,6 +30,20 @@ class Timer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// CPU seconds the calling thread has run since the start or reset (its
+// OpenMP workers not counted): what a phase cost, where a Timer also counts
+// the time other processes had the core.
+class ThreadCpuTimer {
+ public:
+  ThreadCpuTimer() : start_(now()) {}
+  double seconds() const { return now() - start_; }
+  void reset() { start_ = now(); }
+
+ private:
+  static double now();
+  double start_;
+};
+
 // Peak resident set size of this process, in bytes (VmHWM).
 int64_t peak_rss_bytes();
 

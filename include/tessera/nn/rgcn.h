@@ -108,7 +108,6 @@ class RgcnImpl : public torch::nn::Module {
   RgcnOptions options_;
   std::map<std::string, torch::nn::Linear> projections_;
   std::vector<RelGraphConv> layers_;
-  torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(Rgcn);
 

@@ -106,7 +106,6 @@ class SageImpl : public torch::nn::Module {
  private:
   SageOptions options_;
   std::vector<SageConv> layers_;
-  torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(Sage);
 

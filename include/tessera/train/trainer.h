@@ -58,11 +58,15 @@ StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& op
 // lost waiting for batches; `sparse` is the push of embedding gradients.
 struct PhaseTimes {
   double sample = 0, fetch = 0, wait = 0, compute = 0, allreduce = 0, sparse = 0;
+  // CPU time of the trainer's thread over its steps: compute without the
+  // time other processes held the core (plus the all-reduce's own small
+  // share: ZeroMQ's I/O threads do its encryption).
+  double step_cpu = 0;
   int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
   double loss = 0;
   void add_batch(const sampling::MiniBatch& b);
   // A training step: its batch, the wait for it, the step (with its sparse update).
-  void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step);
+  void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double step_cpu_s);
   void add(const PhaseTimes& o);
   std::string split() const;  // "sample 1.2s fetch ..." for logs
   // The phase times as metrics fields (sample_s, fetch_s, ...).

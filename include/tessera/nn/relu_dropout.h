@@ -1,0 +1,22 @@
+// ReLU then dropout, in one pass forward and one backward: what GraphSAGE, GCN and R-GCN do between layers.
+//
+// libtorch's dropout draws one 64-bit random number per element (bernoulli_) and keeps a mask; on a sampled
+// block's hidden layer (~5,000 x 16) that cost as much as the layer's GEMMs. Here each 64-bit draw of a
+// counter-based generator decides four elements, and no mask is kept: the output is positive exactly where the
+// input was positive and kept, so the backward reads the output.
+//
+// A public header whose API is libtorch's. The random stream is seeded by one draw from libtorch's default CPU
+// generator per call, so torch::manual_seed makes runs repeatable, and results do not depend on the thread
+// count. The keep probability is rounded to a multiple of 2^-16. Errors are tessera::Error.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace tessera::nn {
+
+// relu(x) with each element zeroed with probability p and the rest scaled
+// by 1 / (1 - p) when training; relu(x) alone otherwise (or when p == 0).
+// x: float32 on the CPU, any shape; p in [0, 1). Differentiable in x.
+torch::Tensor relu_dropout(const torch::Tensor& x, double p, bool training);
+
+}  // namespace tessera::nn

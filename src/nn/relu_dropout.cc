@@ -1,0 +1,97 @@
+#include "tessera/nn/relu_dropout.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "tessera/base/error.h"
+
+namespace tessera::nn {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Below this many elements a kernel runs on one thread.
+constexpr int64_t kParallelElements = 1 << 16;
+
+// SplitMix64's output function: a good 64-bit hash of a counter.
+inline uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t draw_seed() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get<at::CPUGeneratorImpl>()->random64();
+}
+
+// Elements [4i, 4i + 4) take their 16-bit draws from mix(seed + i), so a
+// thread's share of the output does not depend on the other threads. Blocks
+// of 64 elements: the draws first, then a branch-free select the compiler
+// vectorises (a random keep/drop branch mispredicts every other element).
+constexpr int64_t kBlock = 64;
+
+void relu_dropout_forward(const float* x, int64_t n, uint64_t seed, uint32_t keep_below, float scale, float* out) {
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint16_t draws[kBlock];
+    for (int64_t i = 0; i < kBlock / 4; ++i) {
+      const uint64_t bits = mix(seed + static_cast<uint64_t>(b * (kBlock / 4) + i) * 0x9e3779b97f4a7c15ULL);
+      std::memcpy(draws + 4 * i, &bits, sizeof bits);
+    }
+    const int64_t begin = b * kBlock, len = std::min(kBlock, n - begin);
+    const float* xb = x + begin;
+    float* ob = out + begin;
+#pragma omp simd
+    for (int64_t j = 0; j < len; ++j) ob[j] = draws[j] < keep_below && xb[j] > 0.0f ? xb[j] * scale : 0.0f;
+  }
+}
+
+void relu_dropout_backward(const float* g, const float* out, int64_t n, float scale, float* gx) {
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+  for (int64_t e = 0; e < n; ++e) gx[e] = out[e] > 0.0f ? g[e] * scale : 0.0f;
+}
+
+class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double p) {
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    const auto keep_below = static_cast<uint32_t>(std::lround((1.0 - p) * 65536.0));
+    torch::Tensor out = torch::empty_like(x);
+    if (x.numel() > 0)
+      relu_dropout_forward(x.data_ptr<float>(), x.numel(), draw_seed(), keep_below, scale, out.data_ptr<float>());
+    ctx->saved_data["scale"] = static_cast<double>(scale);
+    ctx->save_for_backward({out});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const torch::Tensor out = ctx->get_saved_variables()[0];
+    const torch::Tensor g = grad_outputs[0].contiguous();
+    torch::Tensor gx = torch::empty_like(out);
+    if (out.numel() > 0)
+      relu_dropout_backward(g.data_ptr<float>(), out.data_ptr<float>(), out.numel(),
+                      static_cast<float>(ctx->saved_data["scale"].toDouble()), gx.data_ptr<float>());
+    return {gx, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor relu_dropout(const torch::Tensor& x, double p, bool training) {
+  if (!x.defined()) fail("relu_dropout: x is undefined");
+  if (!(p >= 0.0 && p < 1.0)) fail("relu_dropout: p must be in [0, 1), got {}", p);
+  if (!training || p == 0.0) return torch::relu(x);
+  if (x.scalar_type() != torch::kFloat32) fail("relu_dropout: x must be float32, got {}", c10::toString(x.scalar_type()));
+  if (!x.device().is_cpu()) fail("relu_dropout: x must be on the CPU");
+  return ReluDropoutFunction::apply(x.contiguous(), p);
+}
+
+}  // namespace tessera::nn

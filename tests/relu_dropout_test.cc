@@ -1,0 +1,61 @@
+// relu_dropout (tessera/nn/relu_dropout.h) against libtorch's reference:
+// the output is relu(x) / (1 - p) where kept and 0 where dropped, the kept
+// share is 1 - p within a binomial bound, the backward equals autograd over
+// relu(x) * mask / (1 - p) with the same mask, and seeding repeats it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tessera/base/error.h"
+#include "tessera/nn/relu_dropout.h"
+
+namespace tessera::nn {
+namespace {
+
+TEST(ReluDropout, MatchesTheUnfusedOpsOnItsMask) {
+  for (const double p : {0.1, 0.5, 0.75}) {
+    torch::manual_seed(3);
+    // Odd sizes: the last block of draws is partial.
+    const torch::Tensor x = torch::randn({517, 13}, torch::requires_grad());
+    const torch::Tensor out = relu_dropout(x, p, /*training=*/true);
+    const torch::Tensor positive = x.detach() > 0;
+    // Where the input is positive, the output is 0 (dropped) or x / (1 - p).
+    const torch::Tensor kept = out.detach() != 0;
+    EXPECT_TRUE((kept & ~positive).sum().item<int64_t>() == 0) << "an output is non-zero where x <= 0";
+    const torch::Tensor scaled = x.detach() / (1.0 - p);
+    EXPECT_TRUE(torch::allclose(out.detach().masked_select(kept), scaled.masked_select(kept), 1e-6, 0));
+    // The kept share of positive inputs: 1 - p within 5 standard deviations.
+    const double n = positive.sum().item<double>();
+    const double share = kept.sum().item<double>() / n;
+    EXPECT_NEAR(share, 1.0 - p, 5.0 * std::sqrt(p * (1.0 - p) / n)) << "p = " << p;
+
+    // The backward against autograd over the unfused ops with this mask.
+    const torch::Tensor g = torch::randn_like(out);
+    out.backward(g);
+    const torch::Tensor x_ref = x.detach().clone().requires_grad_(true);
+    (torch::relu(x_ref) * kept.to(torch::kFloat32) / (1.0 - p)).backward(g);
+    EXPECT_TRUE(torch::allclose(x.grad(), x_ref.grad(), 1e-5, 1e-7)) << "p = " << p;
+  }
+}
+
+TEST(ReluDropout, SeededRunsRepeatAndEvaluationIsRelu) {
+  const torch::Tensor x = torch::randn({100, 7});
+  torch::manual_seed(11);
+  const torch::Tensor a = relu_dropout(x, 0.5, true);
+  torch::manual_seed(11);
+  const torch::Tensor b = relu_dropout(x, 0.5, true);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_FALSE(torch::equal(a, relu_dropout(x, 0.5, true))) << "two draws in a row gave the same mask";
+  EXPECT_TRUE(torch::equal(relu_dropout(x, 0.5, false), torch::relu(x)));
+  EXPECT_TRUE(torch::equal(relu_dropout(x, 0.0, true), torch::relu(x)));
+  EXPECT_EQ(relu_dropout(torch::empty({0, 4}), 0.5, true).numel(), 0);
+}
+
+TEST(ReluDropout, BadInputNamesTheProblem) {
+  EXPECT_THROW(relu_dropout(torch::randn({3}), 1.0, true), Error);
+  EXPECT_THROW(relu_dropout(torch::randn({3}), -0.1, true), Error);
+  EXPECT_THROW(relu_dropout(torch::randn({3}, torch::kFloat64), 0.5, true), Error);
+}
+
+}  // namespace
+}  // namespace tessera::nn
