@@ -45,9 +45,10 @@ fi
 run_job() {
   echo
   echo "## $1"
-  # One intra-op thread per trainer: 2 trainers + 2 servers share 2 cores.
+  # Intra-op threads: the trainers' default (half the host's cores over its
+  # trainers: 1 here) unless THREADS says.
   $bin launch --ip-config "$2" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers "$3" \
-    --num-samplers "${SAMPLERS:-1}" --extra-envs "TESSERA_NUM_THREADS=${THREADS:-1}" ${5:-} \
+    --num-samplers "${SAMPLERS:-1}" ${THREADS:+--extra-envs TESSERA_NUM_THREADS=$THREADS} ${5:-} \
     "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
      --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 ${6:-} --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }

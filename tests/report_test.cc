@@ -3,11 +3,13 @@
 // page rendered by a real browser (Debian's headless Chromium): the charts
 // are drawn, the screenshot is not blank, and nothing comes from the network.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -100,6 +102,10 @@ TEST(Report, CoraOnTwoMachinesDrawsChartsInHeadlessChromium) {
   EXPECT_EQ(run["trainers"], 2);
   EXPECT_EQ(run["hosts"].size(), 2u);
   EXPECT_EQ(run["config"]["num_epochs"], 4);
+  // Two trainers on this host: half its cores over them, at least 1.
+  const char* threads = std::getenv("TESSERA_NUM_THREADS");
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(run["intra_op_threads"], threads != nullptr ? std::atoi(threads) : std::max(1, cores / 2 / 2));
   const nlohmann::json launch = nlohmann::json::parse(read_file(d + "/runs/cora/launch.json"));
   EXPECT_EQ(launch["exit_code"], 0);
   ASSERT_EQ(launch["processes"].size(), 4u);  // a server and a trainer on each machine
@@ -115,6 +121,7 @@ TEST(Report, CoraOnTwoMachinesDrawsChartsInHeadlessChromium) {
     EXPECT_EQ(first["per_trainer"][rank]["rank"], rank);
     EXPECT_GT(first["per_trainer"][rank]["seeds_per_s"].get<double>(), 0);
     EXPECT_GT(first["per_trainer"][rank]["compute_s"].get<double>(), 0);
+    EXPECT_GT(first["per_trainer"][rank]["step_cpu_s"].get<double>(), 0);
   }
 
   const std::string page = d + "/report.html";

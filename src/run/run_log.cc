@@ -12,6 +12,7 @@
 #include "base/progress.h"
 #include "io/staged_dir.h"
 #include "tessera/base/blas.h"
+#include "tessera/base/threads.h"
 #include "tessera/base/error.h"
 #include "tessera/base/process.h"
 #include "tessera/distributed/collectives.h"
@@ -85,7 +86,8 @@ nlohmann::json describe_job(const distributed::Context& ctx) {
           {"trainers", ctx.world_size()},
           {"machines", ctx.standalone() ? 1 : env.num_machines},
           {"hosts", hosts},
-          {"blas_kernels", blas_core()}};
+          {"blas_kernels", blas_core()},
+          {"intra_op_threads", num_threads()}};
 }
 
 // A JSON text crosses the trainers as one int64 per byte: the records are a

@@ -45,7 +45,10 @@ struct InitOptions {
   bool standalone = false;   // force standalone even if TESSERA_ROLE is set
   std::string part_config;   // standalone: the 1-partition config to load; launched: must be the launcher's
   std::string ip_config;     // launched: must be the launcher's (checked, then the launcher's is used)
-  int num_threads = 0;       // intra-op threads (0: TESSERA_NUM_THREADS or 2)
+  // Intra-op threads. 0: TESSERA_NUM_THREADS if set; else, in a launched
+  // trainer, half the host's cores over the trainers on that host (at least
+  // 1, DGL's rule); else 2.
+  int num_threads = 0;
 };
 
 class Context {
