@@ -166,7 +166,7 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
     for (int64_t i = 0; i < count; ++i) {
       const int64_t r = local_row[i];
       if (i + kPrefetchRows < count && local_row[i + kPrefetchRows] >= 0 && local_row[i + kPrefetchRows] < limit)
-        prefetch_row(src + local_row[i + kPrefetchRows] * rb, rb);
+        prefetch_row_kept(src + local_row[i + kPrefetchRows] * rb, rb);
       if (r < 0) continue;
       if (r >= limit) {
         in_range = false;

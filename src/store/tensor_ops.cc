@@ -75,7 +75,7 @@ void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, 
   const bool parallel = row_bytes * static_cast<size_t>(count) >= kParallelBytes;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t i = 0; i < count; ++i) {
-    if (i + kPrefetchRows < count) prefetch_row(src + rows[i + kPrefetchRows] * row_bytes, row_bytes);
+    if (i + kPrefetchRows < count) prefetch_row_kept(src + rows[i + kPrefetchRows] * row_bytes, row_bytes);
     std::memcpy(dst + i * row_bytes, src + rows[i] * row_bytes, row_bytes);
   }
 }
