@@ -10,12 +10,14 @@
 # on paper features (the same model with no neighbours).
 # Usage: bench/rgcn.sh [EPOCHS]. Data goes to $BENCH_DIR (default
 # /tmp/tessera-bench-rgcn); KEEP=1 reuses a partitioned graph found there.
+# MAX_BATCHES=N stops each epoch after N steps (a before/after in minutes);
+# TESSERA_BIN runs another tree's tessera binary on the same data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build >/dev/null
 epochs=${1:-1}
 dir=${BENCH_DIR:-/tmp/tessera-bench-rgcn}
-bin=$PWD/build/tessera
+bin=${TESSERA_BIN:-$PWD/build/tessera}
 if [ "${KEEP:-0}" != 1 ] || [ ! -f "$dir/p2/ogbn-mag.json" ]; then
   rm -rf "$dir" && mkdir -p "$dir"
   $bin gen mag-like --seed 0 --layout ogb --out "$dir/raw" 2>&1 | tail -1
@@ -31,7 +33,7 @@ run() {  # name, extra flags
   (cd "$dir" && $bin launch --ip-config ip_config.txt --part-config p2/ogbn-mag.json --num-servers 1 \
      --num-trainers 1 --num-samplers 4 "$bin train rgcn $seed_flags $2 --out $dir/$1") > "$dir/$1.log" 2>&1
 }
-run rgcn "--n-epochs $epochs"
+run rgcn "--n-epochs $epochs ${MAX_BATCHES:+--max-batches $MAX_BATCHES}"
 run mlp "--n-epochs 1 --fanout=0,0"
 python3 - "$dir" <<'PY'
 import gzip, json, re, sys, collections

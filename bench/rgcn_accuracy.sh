@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 data=$(realpath "${1:-../shared/data/hetero/AIFB}")
 flags=${2:-"--n-epochs 30 --n-hidden 16 --fanout 20,20 --batch-size 16 --lr 0.01 --sparse-lr 0.05 --use-self-loop --dropout 0.2"}
 name=$(basename "$data" | tr 'A-Z' 'a-z')
-bin=$PWD/build/tessera
+bin=${TESSERA_BIN:-$PWD/build/tessera}
 dir=${BENCH_DIR:-/tmp/tessera-bench-rgcn-acc}/$name
 rm -rf "$dir" && mkdir -p "$dir"
 $bin partition --input "$data" --format rdf --graph-name "$name" --num-parts 2 --balance-train \

@@ -12,7 +12,7 @@ data=$(realpath "$1")
 flags=$2
 full_epochs=${3:-200}
 name=$(basename "$data")
-bin=$PWD/build/tessera
+bin=${TESSERA_BIN:-$PWD/build/tessera}
 dir=${BENCH_DIR:-/tmp/tessera-bench-acc}/$name
 rm -rf "$dir" && mkdir -p "$dir"
 $bin partition --input "$data" --graph-name "$name" --num-parts 2 --balance-train --balance-edges --out "$dir/p2" >/dev/null 2>&1
