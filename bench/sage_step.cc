@@ -7,7 +7,7 @@
 //    optimizer; train::supervised_step with a 1-process all-reduce);
 //  - its bound: per layer, the cheaper order (fc_neigh before or after the
 //    aggregation) of the layer's GEMMs at their shapes, forward and backward
-//    (torch::mm, best of 7), plus the aggregation's random-row reads (and
+//    (torch::mm, best of 15), plus the aggregation's random-row reads (and
 //    the backward's scatter where the input needs a gradient) at the random
 //    gather bandwidth measured over a buffer of the layer's input size.
 //    Activations, loss and optimizer are left out: they are the bound's
@@ -66,7 +66,7 @@ double gemm_seconds(int64_t m, int64_t k, int64_t n) {
   if (m == 0 || k == 0 || n == 0) return 0;
   const torch::Tensor a = torch::randn({m, k}), b = torch::randn({k, n});
   torch::Tensor c = torch::empty({m, n});
-  return best_seconds(7, [&] { torch::mm_out(c, a, b); });
+  return best_seconds(15, [&] { torch::mm_out(c, a, b); });
 }
 
 // Bytes per second of reading rows of f floats in the order of a real
@@ -78,7 +78,7 @@ double gather_bandwidth(int64_t rows, int64_t f, const std::vector<int64_t>& ind
   const int64_t reads = static_cast<int64_t>(indices.size());
   const int64_t* idx = indices.data();
   float sink = 0;
-  const double s = best_seconds(7, [&] {
+  const double s = best_seconds(15, [&] {
 #pragma omp parallel reduction(+ : sink)
     {
       std::vector<float> acc(static_cast<size_t>(f), 0.0f);
