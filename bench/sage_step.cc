@@ -26,13 +26,11 @@
 
 #include "tessera/base/process.h"
 #include "tessera/base/timer.h"
-#include "tessera/distributed/context.h"
-#include "tessera/distributed/dist_graph.h"
-#include "tessera/distributed/node_split.h"
 #include "tessera/nn/sage.h"
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "standalone_sampling.h"
 #include "tessera/train/trainer.h"
 
 namespace distributed = tessera::distributed;
@@ -138,21 +136,13 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    distributed::InitOptions init;
-    init.standalone = true;
-    init.part_config = argv[1];
-    init.num_threads = threads;
-    auto ctx = distributed::initialize(init);
-    distributed::DistGraph g(*ctx);
-    const std::vector<int64_t> train_ids = distributed::node_split(*ctx, g.ndata("train_mask"));
-    sampling::SamplerOptions so;
-    so.fanouts = {10, 25};
-    const sampling::DistNeighborSampler sampler(*ctx, so);
+    tessera::bench::StandaloneSampling data(argv[1], threads);
+    distributed::Context* ctx = data.ctx.get();
     sampling::LoaderOptions lo;
     lo.batch_size = 1000;
     lo.num_samplers = 1;
     lo.seed = 1;
-    sampling::DistDataLoader loader(*ctx, sampler, train_ids, lo);
+    sampling::DistDataLoader loader(*ctx, data.sampler, data.train, lo);
     loader.start_epoch(0);
     std::vector<sampling::MiniBatch> kept;
     for (sampling::MiniBatch b; static_cast<int64_t>(kept.size()) < batches && loader.next(&b);) kept.push_back(b);

@@ -9,12 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "tessera/distributed/context.h"
-#include "tessera/distributed/dist_graph.h"
-#include "tessera/distributed/node_split.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/base/timer.h"
+#include "standalone_sampling.h"
 
 namespace distributed = tessera::distributed;
 namespace sampling = tessera::sampling;
@@ -32,15 +30,10 @@ int main(int argc, char** argv) {
     if (flag == "--batches") batches = std::atoll(argv[i + 1]);
   }
   try {
-    distributed::InitOptions init;
-    init.standalone = true;
-    init.part_config = argv[1];
-    auto ctx = distributed::initialize(init);
-    distributed::DistGraph g(*ctx);
-    const std::vector<int64_t> train = distributed::node_split(*ctx, g.ndata("train_mask"));
-    sampling::SamplerOptions options;
-    options.fanouts = {10, 25};
-    const sampling::DistNeighborSampler sampler(*ctx, options);
+    tessera::bench::StandaloneSampling data(argv[1], 0);
+    distributed::Context* ctx = data.ctx.get();
+    const std::vector<int64_t>& train = data.train;
+    const sampling::DistNeighborSampler& sampler = data.sampler;
 
     fmt::print("| workload | samplers | batches | time (s) | mini-batches/s | sampled edges/s | input nodes/batch | peak RSS (MB) |\n");
     fmt::print("|---|---|---|---|---|---|---|---|\n");

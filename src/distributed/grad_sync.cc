@@ -1,8 +1,16 @@
 #include "tessera/distributed/grad_sync.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tessera/base/error.h"
 
@@ -12,6 +20,21 @@ namespace {
 // Gradients travel in buckets of at most this many floats (4 MB): few
 // collectives for a small model, bounded staging memory for a large one.
 constexpr int64_t kBucketFloats = (4 << 20) / sizeof(float);
+
+// Test hook: with TESSERA_TEST_GRADIENT_DUMP=DIR, the first bucket of this
+// process's first all-reduce is written as raw float32, as this member sent
+// it (DIR/<pid>-local.f32) and as summed (DIR/<pid>-sum.f32), so a test can
+// look for the values in a capture of the job's traffic.
+void dump_for_tests(const float* values, int64_t count, const char* what) {
+  static std::atomic<int> dumped{0};
+  const char* dir = std::getenv("TESSERA_TEST_GRADIENT_DUMP");
+  if (dir == nullptr || *dir == '\0' || dumped.load() >= 2) return;
+  ++dumped;
+  const std::string path = fmt::format("{}/{}-{}.f32", dir, ::getpid(), what);
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values), static_cast<std::streamsize>(count * sizeof(float)));
+  if (!out) fail("TESSERA_TEST_GRADIENT_DUMP: cannot write {}", path);
+}
 
 }  // namespace
 
@@ -64,7 +87,9 @@ void allreduce_gradients(torch::nn::Module& model, Collectives& coll) {
         offset = 0;
       }
     }
+    dump_for_tests(bucket.data(), filled, "local");
     coll.all_reduce_sum(bucket.data(), filled);
+    dump_for_tests(bucket.data(), filled, "sum");
     const float* src = bucket.data();
     for (const Piece& piece : pieces) {
       for (int64_t i = 0; i < piece.count; ++i) piece.dst[i] = src[i] / members;

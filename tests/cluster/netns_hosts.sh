@@ -8,7 +8,7 @@
 #                               hosts (one address per line), key (ssh key),
 #                               known_hosts, ws/ (the workspace path every
 #                               host sees, backed by DIR/h<i>/ws on host i),
-#                               h<i>/sshd.pid
+#                               h<i>/sshd.pid, bridge (the bridge's name)
 #   netns_hosts.sh down DIR     remove every host (idempotent)
 #   netns_hosts.sh probe        exit 0 when this machine allows all of it
 #
@@ -42,6 +42,7 @@ up() {
   cp "$dir/key.pub" "$dir/authorized_keys"
   : >"$dir/known_hosts" && : >"$dir/hosts"
   ip link add "${tag}br" type bridge
+  echo "${tag}br" >"$dir/bridge"
   ip link set "${tag}br" up
   for ((i = 0; i < n; i++)); do
     local ns="${tag}h$i" addr="$subnet.$((i + 1))" h="$dir/h$i"
