@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
 
 #include "io/text.h"
 #include "tessera/base/error.h"
@@ -203,6 +207,46 @@ TEST(Readers, IntegersWrittenAsFloatsMustFitInt64) {
                 std::string::npos) << e.what();
     }
   }
+}
+
+// LineReader sizes its buffer to the file: lines that cross the buffer's end
+// come back whole, in plain files around the 16 KB floor and in a gzip file
+// whose text is many times its compressed size (and so its buffer).
+TEST(Readers, LinesCrossingTheBufferComeBackWhole) {
+  TempDir dir;
+  const auto lines_of = [](int count, int width) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < count; ++i)
+      lines.push_back(std::to_string(i) + std::string(width, static_cast<char>('a' + i % 26)));
+    return lines;
+  };
+  const auto expect_read_back = [](const std::string& path, const std::vector<std::string>& lines) {
+    LineReader reader(path);
+    std::string_view line;
+    size_t n = 0;
+    while (reader.next(&line)) {
+      ASSERT_LT(n, lines.size()) << path;
+      EXPECT_EQ(line, lines[n]) << path << " line " << n + 1;
+      ++n;
+    }
+    EXPECT_EQ(n, lines.size()) << path;
+  };
+  for (const int width : {97, 16 * 1024 - 2, 16 * 1024, 40000}) {
+    const std::vector<std::string> lines = lines_of(3, width);
+    const std::string path = dir / ("plain-" + std::to_string(width) + ".txt");
+    std::ofstream out(path);
+    for (const std::string& l : lines) out << l << "\n";
+    out.close();
+    expect_read_back(path, lines);
+  }
+  const std::vector<std::string> lines = lines_of(20000, 60);
+  const std::string gz = dir / "many.txt.gz";
+  gzFile f = gzopen(gz.c_str(), "wb9");
+  ASSERT_NE(f, nullptr);
+  for (const std::string& l : lines) gzprintf(f, "%s\n", l.c_str());
+  gzclose(f);
+  ASSERT_LT(std::filesystem::file_size(gz) * 10, size_t{20000} * 60);
+  expect_read_back(gz, lines);
 }
 
 }  // namespace

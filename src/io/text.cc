@@ -1,7 +1,9 @@
 #include "io/text.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -11,10 +13,20 @@
 
 namespace tessera {
 
-LineReader::LineReader(std::string path) : path_(std::move(path)), buffer_(1 << 20) {
+LineReader::LineReader(std::string path) : path_(std::move(path)) {
+  // Buffers sized to a regular file, within [16 KB, 1 MB]: large reads for
+  // large files, while a small one (an ip_config, a fuzz input) costs no
+  // fresh mappings. Any size reads correctly: a gzip file's chunks are
+  // merely at most its compressed size.
+  size_t bytes = size_t{1} << 20;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    bytes = std::clamp<size_t>(static_cast<size_t>(st.st_size) + 1, size_t{16} << 10, bytes);
+  buffer_.reset(new char[bytes]);
+  buffer_bytes_ = bytes;
   gzFile f = gzopen(path_.c_str(), "rb");  // reads plain files transparently too
   if (!f) fail("{}: cannot open: {}", path_, errno ? std::strerror(errno) : "unknown error");
-  gzbuffer(f, 1 << 18);
+  gzbuffer(f, static_cast<unsigned>(std::min<size_t>(bytes, size_t{1} << 18)));
   gz_ = f;
 }
 
@@ -24,7 +36,7 @@ LineReader::~LineReader() {
 
 bool LineReader::refill() {
   if (eof_) return false;
-  int n = gzread(static_cast<gzFile>(gz_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
+  int n = gzread(static_cast<gzFile>(gz_), buffer_.get(), static_cast<unsigned>(buffer_bytes_));
   if (n < 0) {
     int code = 0;
     const char* msg = gzerror(static_cast<gzFile>(gz_), &code);
@@ -47,7 +59,7 @@ bool LineReader::next(std::string_view* line) {
       if (!have_carry) return false;
       break;
     }
-    const char* start = buffer_.data() + begin_;
+    const char* start = buffer_.get() + begin_;
     const void* nl = std::memchr(start, '\n', end_ - begin_);
     if (nl) {
       size_t len = static_cast<const char*>(nl) - start;

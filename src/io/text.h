@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,10 @@ class LineReader {
 
   std::string path_;
   void* gz_ = nullptr;  // gzFile, kept opaque so zlib.h stays out of headers
-  std::vector<char> buffer_;
+  // Not zero-filled, and sized to the file: a reader of a small file (the
+  // fuzz targets construct one per input) touches only a few pages.
+  std::unique_ptr<char[]> buffer_;
+  size_t buffer_bytes_ = 0;
   size_t begin_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
