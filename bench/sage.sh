@@ -16,6 +16,9 @@
 #       (sockets in PLAIN, the gradient all-reduce on Gloo in the clear);
 #   (b'') the same, encrypted, with --cache-remote-features 0: every remote
 #       row pulled every time, as DistDGL does (the cache's worth);
+#   (b''') the same, encrypted, but the all-reduce on Gloo in the clear
+#       (TESSERA_BENCH_COLLECTIVES=gloo): the secured collectives' own cost,
+#       which (b') mixes with the servers' CURVE traffic;
 #   (c) the same in server-client mode: the 2 trainers on a third machine
 #       that holds no partition;
 #   (d) the all-reduce alone: 1, 16 and 64 MB on the secured ring and on
@@ -23,7 +26,7 @@
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
 # of 50 mini-batches per trainer (28-29/s summed).
 # Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
-# PARTS="a b" runs only those parts (a, b, b1 = (b'), b2 = (b''), c, d).
+# PARTS="a b" runs only those parts (a, b, b1 = (b'), b2 = (b''), b3 = (b'''), c, d).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
@@ -109,6 +112,10 @@ want b1 && run_job "(b') the same with --insecure (PLAIN: authenticated, not enc
 # The cache's worth: the same encrypted job pulling every remote row every time.
 want b2 && run_job "(b'') the same, encrypted, with --cache-remote-features 0 (every remote row pulled each time, as DistDGL)" \
   "$dir/ip_config.txt" 1 "$dir/sage_nocache.log" "" "--cache-remote-features 0"
+# The collectives' own cost: everything encrypted as in (b) but the gradients,
+# which go on Gloo's clear pairs (a bench-only hook).
+want b3 && run_job "(b''') the same, encrypted, the all-reduce on Gloo in the clear (the secured ring's own cost)" \
+  "$dir/ip_config.txt" 1 "$dir/sage_gloo.log" "--extra-envs TESSERA_BENCH_COLLECTIVES=gloo"
 # (c) The same partitions and trainers, placed apart: every row and sample
 # of the trainers now crosses the network (GraphLearn-for-PyTorch's mode).
 printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)) $((port + 20)) \

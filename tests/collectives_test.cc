@@ -6,6 +6,7 @@
 // member that never comes, and a stranger's connection to a member's port.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -171,6 +172,27 @@ TEST(Collectives, AMemberThatNeverComesFailsTheOthersWithinTheTimeout) {
   EXPECT_NE(errors[0].find("got nothing from trainer 1 within 2 s"), std::string::npos) << errors[0];
   EXPECT_EQ(errors[1], "");
   EXPECT_LT(seconds, 10);
+}
+
+// bench/sage.sh's hook puts an encrypted job's collectives on Gloo (every
+// member has the variable, as --extra-envs gives it); a value it does not
+// know is an error naming the variable, not a silent choice.
+TEST(Collectives, TheBenchHookPicksGlooAndRefusesUnknownWires) {
+  ::setenv("TESSERA_BENCH_COLLECTIVES", "gloo", 1);
+  const auto errors = run_members(2, [&](int rank, Rendezvous& store) {
+    Collectives c(&store, "t/", rank, 2, "127.0.0.1", 10);
+    EXPECT_FALSE(c.secured());
+    std::vector<float> data(100, static_cast<float>(rank + 1));
+    c.all_reduce_sum(data.data(), 100);
+    EXPECT_EQ(data, std::vector<float>(100, 3.0f));
+  });
+  EXPECT_EQ(errors[0] + errors[1], "");
+  ::setenv("TESSERA_BENCH_COLLECTIVES", "fast", 1);
+  const auto refused =
+      run_members(1, [&](int, Rendezvous& store) { Collectives c(&store, "u/", 0, 2, "127.0.0.1", 2); });
+  ::unsetenv("TESSERA_BENCH_COLLECTIVES");
+  EXPECT_NE(refused[0].find("TESSERA_BENCH_COLLECTIVES is 'fast', expected ring or gloo"), std::string::npos)
+      << refused[0];
 }
 
 // A process without the job's keys reaches a member's port: CURVE refuses

@@ -1,12 +1,29 @@
 #include "tessera/distributed/collectives.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "distributed/collective_backend.h"
 #include "job/rendezvous.h"
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
+namespace {
+
+// Bench hook: TESSERA_BENCH_COLLECTIVES=gloo puts an encrypted job's
+// collectives on Gloo in the clear, so bench/sage.sh can compare the two
+// wires with everything else encrypted (--insecure also drops CURVE from
+// the servers' traffic). Every trainer must have it; never for real jobs.
+bool bench_asks_for_gloo() {
+  const char* wire = std::getenv("TESSERA_BENCH_COLLECTIVES");
+  if (wire == nullptr || *wire == '\0' || std::strcmp(wire, "ring") == 0) return false;
+  if (std::strcmp(wire, "gloo") != 0)
+    fail("TESSERA_BENCH_COLLECTIVES is '{}', expected ring or gloo (a bench hook; leave it unset)", wire);
+  return true;
+}
+
+}  // namespace
 
 Collectives::Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
                          int timeout_s, CollectiveWire wire)
@@ -14,7 +31,8 @@ Collectives::Collectives(Rendezvous* store, const std::string& prefix, int rank,
   if (size <= 1) return;
   if (store == nullptr) fail("collectives of {} members need the job's rendezvous store", size);
   // An --insecure job (PLAIN) keeps Gloo, as before the secured ring.
-  const bool gloo = wire == CollectiveWire::kGloo || (wire == CollectiveWire::kAsTheJob && !store->security().encrypt);
+  const bool gloo = wire == CollectiveWire::kGloo ||
+                    (wire == CollectiveWire::kAsTheJob && (!store->security().encrypt || bench_asks_for_gloo()));
   secured_ = !gloo;
   backend_ = gloo ? gloo_collectives(*store, prefix, rank, size, my_ip, timeout_s)
                   : ring_collectives(*store, prefix, rank, size, my_ip, timeout_s);
