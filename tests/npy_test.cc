@@ -109,6 +109,30 @@ TEST(Npy, RejectsAShapeWhoseElementCountOverflows) {
   }
 }
 
+TEST(Npy, ReadsDataThatAnotherWriterLeftMisaligned) {
+  // Found by scripts/fuzz (chunked target): a header not padded as NumPy pads
+  // it left int32 edges at an odd offset of the mapping, and reading them was
+  // undefined behaviour (UBSan: misaligned load). Such data is now copied.
+  TempDir dir;
+  // 60 bytes of header: the data starts at byte 70.
+  const std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }\n";
+  std::ofstream out(dir / "odd.npy", std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(dict.size()), 0};
+  out.write(len, 2);
+  out << dict;
+  for (int32_t v : {7, -1, 40000, 3}) out.write(reinterpret_cast<const char*>(&v), 4);
+  out.close();
+  ASSERT_NE((10 + dict.size()) % 4, 0u);
+  Array a = read_npy(dir / "odd.npy");
+  ASSERT_EQ(a.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw()) % alignof(int32_t), 0u);
+  EXPECT_EQ(a.data<int32_t>()[0], 7);
+  EXPECT_EQ(a.data<int32_t>()[1], -1);
+  EXPECT_EQ(a.data<int32_t>()[2], 40000);
+  EXPECT_EQ(a.data<int32_t>()[3], 3);
+}
+
 TEST(Npy, WriterLeavesNothingWhenNotFinished) {
   TempDir dir;
   {

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "tessera/base/error.h"
@@ -157,6 +160,16 @@ Array read_npy(const std::string& path) {
   if (size - data_start < expected)
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path,
          Array::wrap(dtype, shape, nullptr, nullptr).shape_string(), expected, size - data_start);
+  // NumPy pads the header so the data starts 64-byte aligned, but a file
+  // from another writer may not: typed reads of a misaligned mapping are
+  // undefined, so such data is copied into an aligned buffer instead.
+  if (data_start % dtype_size(dtype) != 0) {
+    std::shared_ptr<void> copy(std::malloc(std::max<size_t>(expected, 1)), std::free);
+    if (!copy) fail("{}: cannot allocate {} bytes for its misaligned data", path, expected);
+    void* data = copy.get();
+    if (expected > 0) std::memcpy(data, bytes + data_start, expected);
+    return Array::wrap(dtype, std::move(shape), data, std::move(copy));
+  }
   return Array::wrap(dtype, std::move(shape), bytes + data_start, std::move(owner));
 }
 
