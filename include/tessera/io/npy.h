@@ -17,8 +17,10 @@
 
 namespace tessera {
 
-// Maps `path` read-only. Throws tessera::Error naming the file on any problem
-// (missing, not .npy, unsupported dtype, Fortran order, truncated data).
+// Maps `path` read-only; data whose header leaves it misaligned for its dtype
+// (never NumPy's own files) is copied into an aligned buffer instead. Throws
+// tessera::Error naming the file on any problem (missing, not .npy,
+// unsupported dtype, Fortran order, truncated data).
 Array read_npy(const std::string& path);
 
 // Reads and checks the dtype and number of dimensions; `what` names the array
