@@ -5,11 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string_view>
 
 #include "tessera/base/error.h"
@@ -164,11 +161,9 @@ Array read_npy(const std::string& path) {
   // from another writer may not: typed reads of a misaligned mapping are
   // undefined, so such data is copied into an aligned buffer instead.
   if (data_start % dtype_size(dtype) != 0) {
-    std::shared_ptr<void> copy(std::malloc(std::max<size_t>(expected, 1)), std::free);
-    if (!copy) fail("{}: cannot allocate {} bytes for its misaligned data", path, expected);
-    void* data = copy.get();
-    if (expected > 0) std::memcpy(data, bytes + data_start, expected);
-    return Array::wrap(dtype, std::move(shape), data, std::move(copy));
+    Array copy = Array::uninitialized(dtype, std::move(shape));
+    if (expected > 0) std::memcpy(copy.mutable_raw(), bytes + data_start, expected);
+    return copy;
   }
   return Array::wrap(dtype, std::move(shape), bytes + data_start, std::move(owner));
 }

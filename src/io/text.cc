@@ -1,6 +1,8 @@
 #include "io/text.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -8,26 +10,32 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "tessera/base/error.h"
 
 namespace tessera {
 
 LineReader::LineReader(std::string path) : path_(std::move(path)) {
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("{}: cannot open: {}", path_, std::strerror(errno));
   // Buffers sized to a regular file, within [16 KB, 1 MB]: large reads for
   // large files, while a small one (an ip_config, a fuzz input) costs no
   // fresh mappings. Any size reads correctly: a gzip file's chunks are
   // merely at most its compressed size.
   size_t bytes = size_t{1} << 20;
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
     bytes = std::clamp<size_t>(static_cast<size_t>(st.st_size) + 1, size_t{16} << 10, bytes);
-  buffer_.reset(new char[bytes]);
-  buffer_bytes_ = bytes;
-  gzFile f = gzopen(path_.c_str(), "rb");  // reads plain files transparently too
-  if (!f) fail("{}: cannot open: {}", path_, errno ? std::strerror(errno) : "unknown error");
-  gzbuffer(f, static_cast<unsigned>(std::min<size_t>(bytes, size_t{1} << 18)));
+  buffer_.reset(new (std::nothrow) char[bytes]);
+  gzFile f = buffer_ ? gzdopen(fd, "rb") : nullptr;  // reads plain files transparently too; owns fd from here
+  if (!f) {
+    ::close(fd);
+    fail("{}: cannot open: out of memory", path_);
+  }
   gz_ = f;
+  buffer_bytes_ = bytes;
+  gzbuffer(f, static_cast<unsigned>(std::min<size_t>(bytes, size_t{1} << 18)));
 }
 
 LineReader::~LineReader() {
