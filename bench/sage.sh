@@ -78,10 +78,13 @@ steps = f["steps_per_epoch"] * f["epochs"]
 compute_ms, cpu_ms = 1e3 * f["compute_s"] / steps, 1e3 * f.get("step_cpu_s", float("nan")) / steps
 bound = float(os.environ.get("BOUND_MS", "nan"))
 print()
-print("| compute per mini-batch (ms) | step CPU per mini-batch (ms) | step bound (ms) | share of bound (compute) | share of bound (step CPU) |")
-print("|---|---|---|---|---|")
+# The sampler thread's CPU time per batch: what sampling and the feature
+# fetch cost, less sensitive than their wall times to the host's other load.
+sample_cpu_ms, fetch_cpu_ms = (1e3 * f.get(k, float("nan")) / steps for k in ("sample_cpu_s", "fetch_cpu_s"))
+print("| compute per mini-batch (ms) | step CPU per mini-batch (ms) | step bound (ms) | share of bound (compute) | share of bound (step CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
+print("|---|---|---|---|---|---|---|")
 share = lambda ms: "—" if ms != ms or bound != bound else f"{min(1, bound / ms):.2f}"  # NaN: not measured
-print(f"| {compute_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {share(compute_ms)} | {share(cpu_ms)} |")
+print(f"| {compute_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {share(compute_ms)} | {share(cpu_ms)} | {sample_cpu_ms:.2f} | {fetch_cpu_ms:.2f} |")
 print()
 print("| process | peak RSS (MB) |")
 print("|---|---|")

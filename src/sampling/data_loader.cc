@@ -124,6 +124,7 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
                                                             (static_cast<uint64_t>(ctx_->rank()) << 48) ^
                                                             static_cast<uint64_t>(batch_index)));
   Timer timer;
+  ThreadCpuTimer cpu;
   EdgeExclusion exclusion;
   if (options_.edges) {
     plan_edge_batch(*ctx_, client, worker_index, *options_.edges, {order_.begin() + begin, order_.begin() + end}, key,
@@ -138,7 +139,9 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
     batch->blocks.clear();
   }
   batch->sample_s = timer.seconds();
+  batch->sample_cpu_s = cpu.seconds();
   timer.reset();
+  cpu.reset();
   const std::vector<int64_t>& inputs = options_.pyg_layout ? batch->pyg.nodes : batch->blocks.front().src_nodes;
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
@@ -156,6 +159,7 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
                                     static_cast<int64_t>(label_ids.size()));
   }
   batch->fetch_s = timer.seconds();
+  batch->fetch_cpu_s = cpu.seconds();
 }
 
 void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const {

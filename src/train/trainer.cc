@@ -20,6 +20,8 @@ namespace tessera::train {
 void PhaseTimes::add_batch(const sampling::MiniBatch& b) {
   sample += b.sample_s;
   fetch += b.fetch_s;
+  sample_cpu += b.sample_cpu_s;
+  fetch_cpu += b.fetch_cpu_s;
   seeds += static_cast<int64_t>(b.seeds.size());
   for (const auto& block : b.blocks) edges += block.num_edges();
 }
@@ -41,6 +43,8 @@ nlohmann::json PhaseTimes::times() const {
                       {"allreduce_s", allreduce}};
   if (sparse > 0) j["sparse_update_s"] = sparse;
   if (step_cpu > 0) j["step_cpu_s"] = step_cpu;
+  if (sample_cpu > 0) j["sample_cpu_s"] = sample_cpu;
+  if (fetch_cpu > 0) j["fetch_cpu_s"] = fetch_cpu;
   return j;
 }
 
@@ -75,7 +79,7 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
 
 void PhaseTimes::add(const PhaseTimes& o) {
   sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
-  sparse += o.sparse, step_cpu += o.step_cpu;
+  sparse += o.sparse, step_cpu += o.step_cpu, sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
 }
 

@@ -54,6 +54,7 @@ struct MiniBatch {
   // LoaderOptions::pyg_layout: the blocks as PyG's subgraph; `blocks` is then empty.
   PygSubgraph pyg;
   double sample_s = 0, fetch_s = 0;  // the sampler's time on this batch
+  double sample_cpu_s = 0, fetch_cpu_s = 0;  // its thread's CPU time for the same
 };
 
 struct LoaderOptions {

@@ -62,6 +62,9 @@ struct PhaseTimes {
   // time other processes held the core (plus the all-reduce's own small
   // share: ZeroMQ's I/O threads do its encryption).
   double step_cpu = 0;
+  // The same for the sampler threads' sampling and fetch: what a batch
+  // cost them, without the time the host's other work held their core.
+  double sample_cpu = 0, fetch_cpu = 0;
   int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
   double loss = 0;
   void add_batch(const sampling::MiniBatch& b);
