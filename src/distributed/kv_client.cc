@@ -97,6 +97,30 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
                 int64_t count) {
   const IdSpace& space = ctx.book().space(spec.policy);
   const int local = ctx.local_part();
+  const size_t rb = spec.row_bytes();
+  // All of them in one remote partition: that partition's reply is the
+  // result, and nothing is copied on this side.
+  if (client != nullptr && count > 0 && rb * static_cast<size_t>(count) <= kWholeReplyBytes) {
+    const int p = space.owner(ids[0]);
+    if (p >= 0 && p != local) {
+      std::vector<int64_t> rows(static_cast<size_t>(count));
+      bool whole = true;
+      for (int64_t i = 0; i < count && whole; ++i) {
+        whole = space.owner(ids[i]) == p;
+        if (whole) rows[i] = space.local_row(ids[i], p);
+      }
+      if (whole) return pull_whole(ctx, *client, rotation, spec, p, std::move(rows));
+    }
+  }
+  Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
+  pull_rows_into(ctx, client, rotation, spec, ids, count, out.mutable_raw(), nullptr);
+  return out;
+}
+
+void pull_rows_into(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec,
+                    const int64_t* ids, int64_t count, void* out, const int64_t* positions) {
+  const IdSpace& space = ctx.book().space(spec.policy);
+  const int local = ctx.local_part();
 
   // One pass sorts the IDs: local ones become row numbers (-1 elsewhere),
   // remote ones are grouped per partition for the requests. A local ID is
@@ -122,13 +146,9 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
   }
 
   const size_t rb = spec.row_bytes();
-  if (!any_local && client != nullptr && count > 0 && rb * static_cast<size_t>(count) <= kWholeReplyBytes)
-    for (int p = 0; p < ctx.num_parts(); ++p)
-      if (static_cast<int64_t>(remote_rows[p].size()) == count)
-        return pull_whole(ctx, *client, rotation, spec, p, std::move(remote_rows[p]));
-
-  Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
-  char* dst = static_cast<char*>(out.mutable_raw());
+  char* dst = static_cast<char*>(out);
+  // Row i's place in `out`.
+  const auto place = [&](int64_t i) { return dst + (positions != nullptr ? positions[i] : i) * rb; };
 
   // Remote rows go in chunks, all sent before any reply is awaited: the
   // servers gather chunk k+1 while chunk k is on the wire and this thread
@@ -172,7 +192,7 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
         in_range = false;
         continue;
       }
-      std::memcpy(dst + i * rb, src + r * rb, rb);
+      std::memcpy(place(i), src + r * rb, rb);
     }
     if (!in_range) fail("tensor {}: the local partition holds fewer rows than the partition book says", spec.name);
   }
@@ -182,12 +202,11 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
     if (reply.frames.size() != 1 || reply.frames[0].size() != (c.end - c.begin) * rb)
       fail("pull from {}: the reply of partition {} has the wrong size", spec.name, c.part);
     const char* src = reply.frames[0].data<char>();
-    const int64_t* positions = remote_pos[c.part].data() + c.begin;
+    const int64_t* asked_at = remote_pos[c.part].data() + c.begin;
     const int64_t n = static_cast<int64_t>(c.end - c.begin);
 #pragma omp parallel for schedule(static) if (rb * n >= kParallelBytes)
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + positions[i] * rb, src + i * rb, rb);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(place(asked_at[i]), src + i * rb, rb);
   }
-  return out;
 }
 
 void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,

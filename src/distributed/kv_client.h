@@ -20,6 +20,11 @@ Array pull_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids,
 // requests start `rotation` servers further along each partition's list.
 Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec, const int64_t* ids,
                 int64_t count);
+// The same rows written into `out` instead of a new array: row i (ids[i])
+// goes to row positions[i] of `out`, or row i when positions is null. `out`
+// holds spec's rows (row_bytes() each) up to the largest place written.
+void pull_rows_into(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec,
+                    const int64_t* ids, int64_t count, void* out, const int64_t* positions);
 // Writes (or adds) `values` (count rows of spec's row shape) to rows `ids`.
 void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
                store::PushMode mode);

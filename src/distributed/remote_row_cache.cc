@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/prefetch.h"
 #include "distributed/kv_client.h"
 #include "net/transport.h"
 #include "server/graph_service.h"
@@ -93,34 +94,41 @@ int64_t RemoteRowCache::slot(int64_t id) const {
 }
 
 Array RemoteRowCache::pull(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count) const {
-  std::vector<int64_t> hit_pos, hit_slot, miss_pos, miss_ids;
-  int64_t local = 0;
+  std::vector<int64_t> shape{count};
+  shape.insert(shape.end(), spec_.row_shape.begin(), spec_.row_shape.end());
+  Array out = Array::uninitialized(spec_.dtype, shape);
+  pull_into(ctx, client, rotation, ids, count, out.mutable_raw());
+  return out;
+}
+
+void RemoteRowCache::pull_into(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count,
+                               void* out) const {
+  const size_t rb = spec_.row_bytes();
+  char* dst = static_cast<char*>(out);
+  const char* cached = static_cast<const char*>(rows_.raw());
+  // Cached rows are copied here; the rest (local rows and remote misses)
+  // are pulled straight to their places.
+  std::vector<int64_t> slots(static_cast<size_t>(count)), miss_pos, miss_ids;
+  int64_t local = 0, hits = 0;
   for (int64_t i = 0; i < count; ++i) {
     local += ids[i] >= local_first_ && ids[i] < local_end_;
-    const int64_t s = slot(ids[i]);
-    if (s >= 0) {
-      hit_pos.push_back(i);
-      hit_slot.push_back(s);
+    slots[i] = slot(ids[i]);
+    if (slots[i] >= 0) {
+      ++hits;
     } else {
       miss_pos.push_back(i);
       miss_ids.push_back(ids[i]);
     }
   }
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kPrefetchRows < count && slots[i + kPrefetchRows] >= 0)
+      prefetch_row_kept(cached + slots[i + kPrefetchRows] * rb, rb);
+    if (slots[i] >= 0) std::memcpy(dst + i * rb, cached + slots[i] * rb, rb);
+  }
   asked_ += count - local;
-  found_ += static_cast<int64_t>(hit_pos.size());
-  if (hit_pos.empty()) return pull_rows(ctx, client, rotation, spec_, ids, count);
-
-  const Array missed = pull_rows(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()));
-  std::vector<int64_t> shape{count};
-  shape.insert(shape.end(), spec_.row_shape.begin(), spec_.row_shape.end());
-  Array out = Array::uninitialized(spec_.dtype, shape);
-  const size_t rb = spec_.row_bytes();
-  char* dst = static_cast<char*>(out.mutable_raw());
-  const char* cached = static_cast<const char*>(rows_.raw());
-  for (size_t i = 0; i < hit_pos.size(); ++i) std::memcpy(dst + hit_pos[i] * rb, cached + hit_slot[i] * rb, rb);
-  const char* pulled = static_cast<const char*>(missed.raw());
-  for (size_t i = 0; i < miss_pos.size(); ++i) std::memcpy(dst + miss_pos[i] * rb, pulled + i * rb, rb);
-  return out;
+  found_ += hits;
+  pull_rows_into(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()), out,
+                 miss_pos.data());
 }
 
 }  // namespace tessera::distributed

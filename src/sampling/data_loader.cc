@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "base/array_pool.h"
 #include "net/transport.h"
 #include "tessera/distributed/dist_tensor.h"
 #include "distributed/kv_client.h"
@@ -40,6 +41,12 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
   if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
+  // Every batch in flight holds one buffer per input tensor: those ready,
+  // one being filled per sampler, and the trainer's two (next() fills its
+  // batch before the previous one's buffers go). A smaller cap would free
+  // a buffer at every peak and fault a fresh one in at the next.
+  const size_t in_flight = static_cast<size_t>(options_.prefetch + 2 + std::max(1, options_.num_samplers));
+  input_rows_ = std::make_shared<ArrayPool>(in_flight * std::max<size_t>(1, input_specs_.size()));
   workers_.resize(std::max(1, options_.num_samplers));
   for (size_t w = 0; w < workers_.size(); ++w) {
     // The caller's thread can use the context's own connection.
@@ -146,11 +153,8 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   if (!input_specs_.empty()) {
     fetch_typed_inputs(client, worker_index, batch);
   } else if (!fetch.feature.empty()) {
-    const distributed::RemoteRowCache* cache = options_.feature_cache.get();
-    const auto count = static_cast<int64_t>(inputs.size());
-    batch->features = cache != nullptr && cache->spec().name == fetch.feature_spec.name
-                          ? cache->pull(*ctx_, client, worker_index, inputs.data(), count)
-                          : distributed::pull_rows(*ctx_, client, worker_index, fetch.feature_spec, inputs.data(), count);
+    batch->features =
+        pull_inputs(client, worker_index, fetch.feature_spec, inputs.data(), static_cast<int64_t>(inputs.size()));
   }
   if (!fetch.label.empty()) {
     std::vector<int64_t> label_ids(batch->seeds.size());
@@ -176,10 +180,25 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, M
     TypedInputs& group = by_type[t];
     if (group.ids.empty()) continue;
     group.ntype = static_cast<int>(t);
-    group.rows = distributed::pull_rows(*ctx_, client, worker_index, input_specs_[t], group.ids.data(),
-                                 static_cast<int64_t>(group.ids.size()));
+    group.rows = pull_inputs(client, worker_index, input_specs_[t], group.ids.data(),
+                             static_cast<int64_t>(group.ids.size()));
     batch->inputs.push_back(std::move(group));
   }
+}
+
+Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const store::TensorSpec& spec,
+                                  const int64_t* ids, int64_t count) const {
+  const distributed::RemoteRowCache* cache = options_.feature_cache.get();
+  const bool cached = cache != nullptr && cache->spec().name == spec.name;
+  // A machine without a partition takes each partition's rows as its reply
+  // frame when they all come from one: there is no copy to save.
+  if (!cached && !ctx_->has_local_part()) return distributed::pull_rows(*ctx_, client, worker_index, spec, ids, count);
+  std::vector<int64_t> shape{count};
+  shape.insert(shape.end(), spec.row_shape.begin(), spec.row_shape.end());
+  Array rows = input_rows_->take(spec.dtype, std::move(shape));
+  if (cached) cache->pull_into(*ctx_, client, worker_index, ids, count, rows.mutable_raw());
+  else distributed::pull_rows_into(*ctx_, client, worker_index, spec, ids, count, rows.mutable_raw(), nullptr);
+  return rows;
 }
 
 void DistDataLoader::run_worker(int worker_index) {

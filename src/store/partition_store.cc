@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/resident.h"
 #include "tessera/io/npy.h"
 #include "tessera/base/error.h"
 
@@ -24,6 +25,7 @@ LocalTensor file_tensor(const std::string& path, const std::string& name, const 
                         int64_t first_id, int64_t expected_rows) {
   LocalTensor t;
   t.rows = read_npy(path);
+  make_resident(t.rows.raw(), t.rows.nbytes());  // feature rows are fetched at random
   if (t.rows.ndim() == 0 || t.rows.rows() != expected_rows)
     fail("{}: expected {} rows (the partition's share of {}), found shape {}", path, expected_rows, policy,
          t.rows.shape_string());
@@ -67,6 +69,8 @@ PartitionStore::PartitionStore(const PartitionConfig& config, const PartitionBoo
   if (num_edges != edges.second - edges.first || indices_.rows() != num_edges || eids_.rows() != num_edges)
     fail("{}: the CSC arrays hold {} edges, the config gives partition {} {} edges", graph, num_edges, part,
          edges.second - edges.first);
+  // Sampling reads the CSC at random from the first batch on.
+  for (const Array* a : {&indptr_, &indices_, &etypes_}) make_resident(a->raw(), a->nbytes());
   {
     const int64_t* e = eids_.data<int64_t>();
     eids_are_positions_ = true;

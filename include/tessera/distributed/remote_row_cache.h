@@ -47,6 +47,9 @@ class RemoteRowCache {
   // Rows `ids` in request order, as pull_rows (distributed/kv_client.h)
   // gives them: cached rows from memory, the rest through `client`.
   Array pull(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count) const;
+  // The same rows written into `out` (count rows of spec().row_bytes()).
+  void pull_into(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count,
+                 void* out) const;
 
   // IDs of other machines' rows asked for since build(), and how many of
   // them were found here.

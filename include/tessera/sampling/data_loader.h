@@ -29,8 +29,11 @@
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/sampling/edge_batch.h"
 #include "tessera/sampling/pyg_layout.h"
-#include "tessera/sampling/pyg_layout.h"
 #include "tessera/store/tensor.h"
+
+namespace tessera {
+class ArrayPool;
+}
 
 namespace tessera::sampling {
 
@@ -140,6 +143,11 @@ class DistDataLoader {
   std::vector<int64_t> seeds_, order_;
   LoaderOptions options_;
   void fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const;
+  // Rows `ids` of an input tensor (features or typed inputs), through the
+  // remote-row cache when it holds that tensor, into a recycled buffer.
+  Array pull_inputs(net::Client* client, int worker_index, const store::TensorSpec& spec, const int64_t* ids,
+                    int64_t count) const;
+  std::shared_ptr<ArrayPool> input_rows_;  // buffers of batches' input rows, reused
 
   FetchPlan fetch_;  // guarded by mutex_
   std::string seed_ntype_;
