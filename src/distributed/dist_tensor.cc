@@ -75,11 +75,7 @@ const store::TensorSpec& DistTensor::spec() const { return state_->spec; }
 
 int64_t DistTensor::num_rows() const { return state_->ctx->book().space(state_->spec.policy).size(); }
 
-std::vector<int64_t> DistTensor::shape() const {
-  std::vector<int64_t> shape{num_rows()};
-  shape.insert(shape.end(), state_->spec.row_shape.begin(), state_->spec.row_shape.end());
-  return shape;
-}
+std::vector<int64_t> DistTensor::shape() const { return state_->spec.shape(num_rows()); }
 
 Array DistTensor::pull(const int64_t* ids, int64_t count) const {
   return pull_rows(*state_->ctx, state_->spec, ids, count);

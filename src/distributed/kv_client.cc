@@ -29,12 +29,6 @@ constexpr size_t kChunkBytes = 512 << 10;
 // builds before it can send a byte.
 constexpr size_t kWholeReplyBytes = 32 << 20;
 
-std::vector<int64_t> shape_of(const store::TensorSpec& spec, int64_t rows) {
-  std::vector<int64_t> shape{rows};
-  shape.insert(shape.end(), spec.row_shape.begin(), spec.row_shape.end());
-  return shape;
-}
-
 // Rows of `values` at `positions`, gathered for one partition's request.
 Array pick_rows(const void* values, const std::vector<int64_t>& positions, DType dtype,
                 const std::vector<int64_t>& row_shape) {
@@ -84,7 +78,7 @@ Array pull_whole(Context& ctx, net::Client& client, int rotation, const store::T
   net::Reply reply = std::move(client.wait({request})[0]);
   if (reply.frames.size() != 1 || reply.frames[0].size() != static_cast<size_t>(count) * spec.row_bytes())
     fail("pull from {}: the reply of partition {} has the wrong size", spec.name, part);
-  return net::array_of(std::move(reply.frames[0]), spec.dtype, shape_of(spec, count));
+  return net::array_of(std::move(reply.frames[0]), spec.dtype, spec.shape(count));
 }
 
 }  // namespace
@@ -112,7 +106,7 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
       if (whole) return pull_whole(ctx, *client, rotation, spec, p, std::move(rows));
     }
   }
-  Array out = Array::uninitialized(spec.dtype, shape_of(spec, count));
+  Array out = Array::uninitialized(spec.dtype, spec.shape(count));
   pull_rows_into(ctx, client, rotation, spec, ids, count, out.mutable_raw(), nullptr);
   return out;
 }

@@ -94,9 +94,7 @@ int64_t RemoteRowCache::slot(int64_t id) const {
 }
 
 Array RemoteRowCache::pull(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count) const {
-  std::vector<int64_t> shape{count};
-  shape.insert(shape.end(), spec_.row_shape.begin(), spec_.row_shape.end());
-  Array out = Array::uninitialized(spec_.dtype, shape);
+  Array out = Array::uninitialized(spec_.dtype, spec_.shape(count));
   pull_into(ctx, client, rotation, ids, count, out.mutable_raw());
   return out;
 }

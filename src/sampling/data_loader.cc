@@ -193,9 +193,7 @@ Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const s
   // A machine without a partition takes each partition's rows as its reply
   // frame when they all come from one: there is no copy to save.
   if (!cached && !ctx_->has_local_part()) return distributed::pull_rows(*ctx_, client, worker_index, spec, ids, count);
-  std::vector<int64_t> shape{count};
-  shape.insert(shape.end(), spec.row_shape.begin(), spec.row_shape.end());
-  Array rows = input_rows_->take(spec.dtype, std::move(shape));
+  Array rows = input_rows_->take(spec.dtype, spec.shape(count));
   if (cached) cache->pull_into(*ctx_, client, worker_index, ids, count, rows.mutable_raw());
   else distributed::pull_rows_into(*ctx_, client, worker_index, spec, ids, count, rows.mutable_raw(), nullptr);
   return rows;

@@ -25,10 +25,10 @@ LocalTensor file_tensor(const std::string& path, const std::string& name, const 
                         int64_t first_id, int64_t expected_rows) {
   LocalTensor t;
   t.rows = read_npy(path);
-  make_resident(t.rows.raw(), t.rows.nbytes());  // feature rows are fetched at random
   if (t.rows.ndim() == 0 || t.rows.rows() != expected_rows)
     fail("{}: expected {} rows (the partition's share of {}), found shape {}", path, expected_rows, policy,
          t.rows.shape_string());
+  make_resident(t.rows.raw(), t.rows.nbytes());  // feature rows are fetched at random
   t.spec.name = name;
   t.spec.dtype = t.rows.dtype();
   t.spec.row_shape.assign(t.rows.shape().begin() + 1, t.rows.shape().end());

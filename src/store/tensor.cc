@@ -19,6 +19,12 @@ int64_t TensorSpec::row_elems() const {
 
 size_t TensorSpec::row_bytes() const { return static_cast<size_t>(row_elems()) * dtype_size(dtype); }
 
+std::vector<int64_t> TensorSpec::shape(int64_t rows) const {
+  std::vector<int64_t> s{rows};
+  s.insert(s.end(), row_shape.begin(), row_shape.end());
+  return s;
+}
+
 std::string TensorSpec::to_json() const {
   nlohmann::json j = {{"name", name},         {"dtype", dtype_name(dtype)}, {"row_shape", row_shape},
                       {"policy", policy},     {"persistent", persistent},   {"init", init.kind},
@@ -91,12 +97,6 @@ uint64_t name_key(const std::string& name) {
   return h;
 }
 
-std::vector<int64_t> full_shape(const TensorSpec& spec, int64_t rows) {
-  std::vector<int64_t> shape{rows};
-  shape.insert(shape.end(), spec.row_shape.begin(), spec.row_shape.end());
-  return shape;
-}
-
 LocalTensor shared_view(const TensorSpec& spec, int64_t first_id, int64_t rows, SharedMemory shm) {
   LocalTensor t;
   t.spec = spec;
@@ -104,7 +104,7 @@ LocalTensor shared_view(const TensorSpec& spec, int64_t first_id, int64_t rows, 
   t.writable = true;
   t.lock_key = name_key(spec.name);
   t.shm = std::make_shared<SharedMemory>(std::move(shm));
-  t.rows = Array::wrap(spec.dtype, full_shape(spec, rows), t.shm->data(), t.shm);
+  t.rows = Array::wrap(spec.dtype, spec.shape(rows), t.shm->data(), t.shm);
   return t;
 }
 
@@ -131,7 +131,7 @@ LocalTensor create_heap_tensor(const TensorSpec& spec, int64_t first_id, int64_t
   t.first_id = first_id;
   t.writable = true;
   t.lock_key = name_key(spec.name);
-  t.rows = Array::zeros(spec.dtype, full_shape(spec, rows));
+  t.rows = Array::zeros(spec.dtype, spec.shape(rows));
   initialize_rows(t);
   return t;
 }

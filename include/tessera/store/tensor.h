@@ -43,6 +43,7 @@ struct TensorSpec {
   static TensorSpec from_json(const std::string& text);  // throws Error on bad input
   int64_t row_elems() const;
   size_t row_bytes() const;  // row_elems() values of dtype
+  std::vector<int64_t> shape(int64_t rows) const;  // {rows, row_shape...}
 };
 
 struct LocalTensor {
