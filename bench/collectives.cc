@@ -1,19 +1,17 @@
 // The trainers' all-reduce on the secured ring against Gloo's, and both
-// against the physical bound measured in the same run: loopback TCP's
-// bandwidth between two threads (plain sockets, 1 MB writes). Two members,
-// as threads of this process over a real rendezvous store on 127.0.0.1,
-// sum 1, 16 and 64 MB of float32; each size runs `rounds` times per wire,
-// the wires alternating, and the median counts.
+// against the physical bounds measured in the same run (bench/wire_bounds.h):
+// loopback TCP's bandwidth between two threads (plain sockets, 1 MB writes),
+// the ring's own exchange on plain sockets, and the least time any encrypted
+// all-reduce can take here with the fastest AEAD cipher measured. Two
+// members, as threads of this process over a real rendezvous store on
+// 127.0.0.1, sum 1, 16 and 64 MB of float32; each size runs `rounds` times
+// per wire, the wires alternating, and the median counts.
 //
 // Bus bandwidth is NCCL's: bytes x 2(n-1)/n / time, what each member moves
 // over its link; with 2 members, the buffer's size over the time.
 //
 // Usage: bench_collectives [--rounds N] (default 5). Prints a table.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +27,7 @@
 #include "job/rendezvous.h"
 #include "net/security.h"
 #include "tessera/distributed/collectives.h"
+#include "wire_bounds.h"
 
 namespace {
 
@@ -37,66 +36,6 @@ using tessera::distributed::CollectiveWire;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-int listen_loopback(int* port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 1) != 0) {
-    std::perror("bench_collectives: listen");
-    std::exit(1);
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  *port = ntohs(addr.sin_port);
-  return fd;
-}
-
-// GB/s of one TCP stream over loopback, 256 MB in 1 MB writes.
-double loopback_tcp_gbps() {
-  constexpr size_t kChunk = 1 << 20, kTotal = 256 * kChunk;
-  int port = 0;
-  const int listener = listen_loopback(&port);
-  std::thread reader([&] {
-    const int fd = ::accept(listener, nullptr, nullptr);
-    std::vector<char> buffer(kChunk);
-    size_t got = 0;
-    while (got < kTotal) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    ::close(fd);
-  });
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::perror("bench_collectives: connect");
-    std::exit(1);
-  }
-  std::vector<char> buffer(kChunk, 1);
-  const auto start = Clock::now();
-  for (size_t sent = 0; sent < kTotal;) {
-    const ssize_t n = ::write(fd, buffer.data(), buffer.size());
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  reader.join();
-  const double s = seconds_since(start);
-  ::close(listener);
-  return kTotal / s / 1e9;
-}
-
-int free_port() {
-  int port = 0;
-  ::close(listen_loopback(&port));
-  return port;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,9 +43,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[i + 1]));
   const std::vector<int64_t> megabytes{1, 16, 64};
-  const double tcp = loopback_tcp_gbps();
+  const double tcp = bench::loopback_tcp_gbps();
+  const std::vector<bench::Cipher> ciphers = bench::aead_ciphers();
+  std::vector<bench::ClearExchange> clear;
+  for (const int64_t mb : megabytes) clear.push_back(bench::clear_exchange(mb << 20, rounds));
 
-  const int port = free_port();
+  const int port = bench::free_loopback_port();
   const tessera::net::Security security{tessera::net::generate_job_keys(), true};
   // seconds[wire][size] over the rounds, measured by member 0.
   std::vector<std::vector<std::vector<double>>> seconds(2, std::vector<std::vector<double>>(megabytes.size()));
@@ -155,6 +97,19 @@ int main(int argc, char** argv) {
                  wire == 0 ? fmt::format("{:.2f}", median[1] / median[0]) : "");
     }
   }
+  fmt::print("\nwhat any all-reduce can reach here (2 members, {} cores):\n", std::thread::hardware_concurrency());
+  for (const bench::Cipher& c : ciphers) fmt::print("  {}: {:.2f} GB/s per core\n", c.name, c.gbps);
+  fmt::print("{:>6} {:>14} {:>13} {:>12} {:>16} {:>12}\n", "MB", "plain_ms", "plain_cpu_ms", "plain_of_TCP",
+             "encrypted_min_ms", "enc_of_TCP");
+  for (size_t k = 0; k < megabytes.size(); ++k) {
+    const double bytes = static_cast<double>(megabytes[k] << 20);
+    const double floor = bench::encrypted_floor_s(megabytes[k] << 20, clear[k], ciphers.front().gbps);
+    fmt::print("{:>6} {:>14.2f} {:>13.2f} {:>12.2f} {:>16.2f} {:>12.2f}\n", megabytes[k], clear[k].wall_s * 1e3,
+               clear[k].cpu_s * 1e3, bytes / clear[k].wall_s / 1e9 / tcp, floor * 1e3, bytes / floor / 1e9 / tcp);
+  }
+  fmt::print("plain: the ring's exchange on plain sockets; encrypted_min: its CPU time plus {} of 4x the buffer\n"
+             "(each member encrypts what it sends and decrypts what it receives), shared by the cores at best\n",
+             ciphers.front().name);
   fmt::print("peak RSS {:.0f} MB\n", usage.ru_maxrss / 1024.0);
   return 0;
 }
