@@ -6,11 +6,6 @@
 // the same run; also the remote pulls of 2 threads at once, each through its
 // own connection, as the data loader issues them, and pulls of IDs from both
 // partitions (half local, half remote: the chunked path). Prints one table.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,6 +22,7 @@
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
 #include "tessera/base/timer.h"
+#include "wire_bounds.h"
 
 namespace distributed = tessera::distributed;
 
@@ -115,41 +111,9 @@ Row time_memcpy() {
 
 // One TCP stream over loopback: the most any single connection can carry.
 Row time_loopback_tcp() {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 1) != 0)
-    tessera::fail("loopback benchmark: cannot listen");
-  socklen_t len = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  const size_t total = size_t{1} << 30, chunk = size_t{4} << 20;
-  std::thread receiver([&] {
-    const int fd = ::accept(listener, nullptr, nullptr);
-    std::vector<char> buf(chunk);
-    size_t got = 0;
-    while (got < total) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    ::close(fd);
-  });
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) tessera::fail("loopback: cannot connect");
-  std::vector<char> buf(chunk, 7);
-  const tessera::Timer timer;
-  for (size_t sent = 0; sent < total;) {
-    const ssize_t n = ::write(fd, buf.data(), std::min(chunk, total - sent));
-    if (n <= 0) tessera::fail("loopback: write failed");
-    sent += static_cast<size_t>(n);
-  }
-  ::shutdown(fd, SHUT_WR);
-  receiver.join();
-  const double s = timer.seconds();
-  ::close(fd);
-  ::close(listener);
-  return {"raw TCP over loopback (1 stream)", s, 0, static_cast<double>(total) / s / 1e9};
+  const size_t total = size_t{1} << 30;
+  const double gbps = bench::loopback_tcp_gbps(total, size_t{4} << 20);
+  return {"raw TCP over loopback (1 stream)", static_cast<double>(total) / gbps / 1e9, 0, gbps};
 }
 
 }  // namespace

@@ -118,15 +118,14 @@ double cipher_gbps(Encrypt encrypt) {
 
 }  // namespace
 
-double loopback_tcp_gbps() {
-  constexpr size_t kChunk = 1 << 20, kTotal = 256 * kChunk;
+double loopback_tcp_gbps(size_t total, size_t chunk) {
   int port = 0;
   const int listener = listen_loopback(&port);
   std::thread reader([&] {
     const int fd = ::accept(listener, nullptr, nullptr);
-    std::vector<char> buffer(kChunk);
+    std::vector<char> buffer(chunk);
     size_t got = 0;
-    while (got < kTotal) {
+    while (got < total) {
       const ssize_t n = ::read(fd, buffer.data(), buffer.size());
       if (n <= 0) break;
       got += static_cast<size_t>(n);
@@ -134,14 +133,14 @@ double loopback_tcp_gbps() {
     ::close(fd);
   });
   const int fd = connect_loopback(port);
-  std::vector<char> buffer(kChunk, 1);
+  std::vector<char> buffer(chunk, 1);
   const auto start = Clock::now();
-  for (size_t sent = 0; sent < kTotal; sent += kChunk) write_all(fd, buffer.data(), kChunk);
+  for (size_t sent = 0; sent < total; sent += chunk) write_all(fd, buffer.data(), std::min(chunk, total - sent));
   ::close(fd);
   reader.join();
   const double s = seconds_since(start);
   ::close(listener);
-  return kTotal / s / 1e9;
+  return static_cast<double>(total) / s / 1e9;
 }
 
 int free_loopback_port() {

@@ -22,8 +22,9 @@
 
 namespace bench {
 
-// GB/s of one TCP stream over loopback, 256 MB in 1 MB writes.
-double loopback_tcp_gbps();
+// GB/s of one TCP stream over loopback between two threads: `total` bytes in
+// writes of `chunk`.
+double loopback_tcp_gbps(size_t total = size_t{256} << 20, size_t chunk = size_t{1} << 20);
 
 // A port that is free on 127.0.0.1 now.
 int free_loopback_port();
