@@ -20,14 +20,14 @@ size_t capacity_for(size_t bytes) {
   return std::max<size_t>(kGrain, (wanted + kGrain - 1) / kGrain * kGrain);
 }
 
-struct Buffer {
-  void* data = nullptr;
-  size_t capacity = 0;
-};
-
 }  // namespace
 
 struct ArrayPool::Shared {
+  struct Buffer {
+    void* data = nullptr;
+    size_t capacity = 0;
+  };
+
   explicit Shared(size_t max_free) : max_free(max_free) {}
   ~Shared() {
     for (Buffer& b : idle) std::free(b.data);
@@ -55,7 +55,7 @@ Array ArrayPool::take(DType dtype, std::vector<int64_t> shape) {
   int64_t elements = 1;
   for (int64_t d : shape) elements *= d;
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(elements, 0)) * dtype_size(dtype);
-  Buffer b;
+  Shared::Buffer b;
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     auto& idle = shared_->idle;
