@@ -18,8 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <memory>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
