@@ -27,7 +27,10 @@ using distributed::DistTensor;
 
 // One Context per process. A raw pointer on purpose: it is finished (or, after
 // an error, abandoned) from Python's atexit, never by a static destructor
-// running after the interpreter is gone.
+// running after the interpreter is gone. It is never deleted either: the
+// script's DistTensors, embeddings and graphs hold it, and at exit Python
+// frees them after atexit ran. A finished Context refuses requests, and a
+// handle going away leaves the servers alone.
 Context* g_context = nullptr;
 
 void initialize(const std::string& part_config, const std::string& ip_config, bool standalone, int num_threads) {
@@ -171,6 +174,9 @@ std::vector<const DistEmbedding*> pointers(const std::vector<DistEmbedding*>& em
 Context& context() {
   if (g_context == nullptr)
     throw std::runtime_error("Tessera is not initialized: call tessera.distributed.initialize() first");
+  if (g_context->finalized())
+    throw std::runtime_error(
+        "this process already left the job (finalize() / exit_client(), or an error); a process joins one job");
   return *g_context;
 }
 
@@ -181,15 +187,14 @@ void bind_distributed(py::module_& m) {
   // Whether a launcher (or srun / mpirun with TESSERA_IP_CONFIG) gave this process a role in a job.
   m.def("launched", [] { return distributed::JobEnv::from_environment().role != distributed::Role::kStandalone; });
   m.def("finalize", [] {
-    if (g_context == nullptr) return;
-    Context* ctx = g_context;
-    g_context = nullptr;
+    if (g_context == nullptr || g_context->finalized()) return;
     py::gil_scoped_release release;
-    ctx->finalize();
-    delete ctx;
+    g_context->finalize();
   });
   // After an error, peers may be dead: no collective call, nothing waited on.
-  m.def("abandon", [] { g_context = nullptr; });
+  m.def("abandon", [] {
+    if (g_context != nullptr) g_context->abandon();
+  });
   m.def("job_info", &job_info);
   m.def("barrier", [] {
     py::gil_scoped_release release;

@@ -166,6 +166,7 @@ Context::~Context() {
 }
 
 net::Client& Context::client() {
+  check_not_finalized("a request to the servers");
   if (!client_) fail("internal: no servers in standalone mode");
   const std::thread::id self = std::this_thread::get_id();
   if (self == owner_thread_) return *client_;
@@ -176,8 +177,20 @@ net::Client& Context::client() {
 }
 
 std::unique_ptr<net::Client> Context::connect() const {
+  check_not_finalized("a connection to the servers");
   if (standalone()) return nullptr;
   return std::make_unique<net::Client>(addresses_, kRequestTimeoutS, *security_);
+}
+
+void Context::barrier() {
+  check_not_finalized("a barrier");
+  collectives_->barrier();
+}
+
+void Context::check_not_finalized(const std::string& what) const {
+  if (finalized_)
+    fail("{}: this process already left the job (finalize() / exit_client(), or an error); its servers may be gone",
+         what);
 }
 
 int Context::server_for(int part, size_t k) const {
@@ -191,6 +204,7 @@ store::PartitionStore& Context::local() {
 }
 
 store::LocalTensor* Context::local_tensor(const std::string& name) {
+  check_not_finalized("tensor " + name);
   if (!local_) return nullptr;
   std::lock_guard<std::mutex> lock(threads_mutex_);
   return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);

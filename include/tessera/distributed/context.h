@@ -7,7 +7,9 @@
 // it; references it returns (config(), book(), local(), collectives(), client()) live as long as it does. One
 // Context per process, used by the thread that created it: its client() and collectives() belong to that thread;
 // another thread talks to the servers through its own connect(). finalize() (and the destructor, unless an
-// exception is unwinding) is collective: a barrier, then trainer 0 shuts the servers down. Errors are
+// exception is unwinding) is collective: a barrier, then trainer 0 shuts the servers down. After finalize() or
+// abandon(), client(), connect() and barrier() fail, and handles made from the Context (a DistTensor going out
+// of scope) leave the servers alone; the object itself must still outlive them. Errors are
 // tessera::Error naming the flag, file or variable at fault (a --part-config or --ip-config other than the
 // launcher's, a config that does not match the job); local() and local_locks() fail where there is none.
 #pragma once
@@ -104,16 +106,20 @@ class Context {
   // A local tensor by name (mapping published tensors on first use), or null.
   store::LocalTensor* local_tensor(const std::string& name);
 
-  void barrier() { collectives_->barrier(); }
+  void barrier();
   // Ends the job: a barrier, then trainer 0 shuts every server down.
   // The destructor calls it unless an exception is unwinding.
   void finalize();
+  // Ends this process's part without the collective goodbye: after an error,
+  // peers may be dead or waiting, and the launcher tears the job down.
+  void abandon() { finalized_ = true; }
 
  private:
   friend std::unique_ptr<Context> initialize(const InitOptions& options);
   Context() = default;
   void join_job();
   void open_standalone(const std::string& part_config);
+  void check_not_finalized(const std::string& what) const;
 
   JobEnv env_;
   PartitionConfig config_;

@@ -1,5 +1,6 @@
 """Run by test_launch.py under `tessera launch`, 2 machines x 1 trainer: the distributed API across machines.
 Every check is an assert; trainer 0 prints OK last."""
+import gc
 import os
 import sys
 
@@ -63,6 +64,18 @@ for p in model.parameters():
     dist.broadcast(copy, 0)
     assert torch.equal(copy, p.detach())
 
-g.barrier()
+# Leaving the job (collective). The handles made above outlive it, as a script's globals outlive atexit:
+# reading through one fails with a clear error, local rows included, and freeing them (trainer 0 owns
+# "written" and the embedding) leaves the stopped servers alone instead of touching a finished job.
+dgl.distributed.exit_client()
+for read in (lambda: t[local[:2]], lambda: emb.weight[torch.tensor([0])], g.barrier):
+    try:
+        read()
+    except RuntimeError as e:
+        assert "already left the job" in str(e), e
+    else:
+        raise AssertionError("a read after exit_client() must fail")
+del t, emb, opt
+gc.collect()
 if rank == 0:
     print("OK", flush=True)
