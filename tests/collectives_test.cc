@@ -138,8 +138,10 @@ TEST(Collectives, BroadcastGatherAndBarrierOnTheRing) {
     }
     gathered[rank] = c.all_gather(std::vector<int64_t>(rank, rank));
   });
+  // Every member's error first: the one that failed is rarely the one that waited.
+  for (int r = 0; r < size; ++r) EXPECT_EQ(errors[r], "") << "member " << r;
+  ASSERT_EQ(errors, std::vector<std::string>(size));
   for (int r = 0; r < size; ++r) {
-    ASSERT_EQ(errors[r], "") << r;
     for (int root = 0; root < size; ++root)
       EXPECT_EQ(received[r][root], std::vector<float>(655360, static_cast<float>(root + 1))) << r << " " << root;
     ASSERT_EQ(gathered[r].size(), 3u);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -202,8 +203,11 @@ void ServerSocket::reply_error(Request& request, const std::string& text) {
 
 Client::Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security)
     : servers_(std::move(servers)), dead_(servers_.size()), request_timeout_s_(request_timeout_s) {
-  static int instance = 0;
-  ++instance;
+  // Clients are made on several threads at once (a loader's samplers, a
+  // collate thread): each takes its own number, or two could name the same
+  // monitor endpoint and one would fail with "Address already in use".
+  static std::atomic<uint64_t> instances{0};
+  const uint64_t instance = instances.fetch_add(1);
   for (size_t i = 0; i < servers_.size(); ++i) {
     zmq::socket_t socket(zmq_context(), zmq::socket_type::dealer);
     configure(socket);
