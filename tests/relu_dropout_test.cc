@@ -3,6 +3,7 @@
 // share is 1 - p within a binomial bound, the backward equals autograd over
 // relu(x) * mask / (1 - p) with the same mask, and seeding repeats it.
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <cmath>
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/distributed/grad_sync.h"

@@ -1,5 +1,7 @@
 #include "tessera/nn/csr_aggregate.h"
 
+#include <torch/autograd.h>
+
 #include <omp.h>
 
 #include <algorithm>

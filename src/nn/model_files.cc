@@ -1,5 +1,7 @@
 #include "tessera/nn/model_files.h"
 
+#include <torch/torch.h>
+
 #include "io/staged_dir.h"
 #include "tessera/base/error.h"
 

@@ -1,5 +1,7 @@
 #include "tessera/nn/relu_dropout.h"
 
+#include <torch/autograd.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>

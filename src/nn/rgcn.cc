@@ -1,5 +1,7 @@
 #include "tessera/nn/rgcn.h"
 
+#include <torch/torch.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tessera/nn/csr_aggregate.h"

@@ -1,5 +1,7 @@
 #include "tessera/nn/sage.h"
 
+#include <torch/torch.h>
+
 #include <fstream>
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,7 @@
 #include "tessera/train/trainer.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>

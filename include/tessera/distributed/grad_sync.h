@@ -7,7 +7,7 @@
 // float32 on the CPU, or a peer that fails or dies (reported by the Collectives within the job timeout).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
 
 #include "tessera/distributed/collectives.h"
 

@@ -2,15 +2,15 @@
 // Hand-written forward and backward kernels over raw pointers: a dense adjacency or an index_select of every
 // edge would materialise nnz x f floats, which is what sampled minibatches cannot afford.
 //
-// A public header whose API is libtorch's: it includes <torch/torch.h>. csr_aggregate() returns a new tensor
-// and keeps no state; the autograd graph keeps indptr and indices (and any memory they view) until its
-// backward has run or it is freed. The kernels split work over the calling thread's OpenMP threads, and
-// gradients come out the same whatever the thread count; calls from several threads are independent.
-// Malformed input throws tessera::Error naming the operation and the problem (dtype, device, shape, indptr
-// not starting at 0 or decreasing, an index out of range).
+// A public header whose API is libtorch's: it includes only the libtorch headers its declarations need (a program
+// includes <torch/torch.h> for the rest). csr_aggregate() returns a new tensor and keeps no state; the autograd graph
+// keeps indptr and indices (and any memory they view) until its backward has run or it is freed. The kernels split
+// work over the calling thread's OpenMP threads, and gradients come out the same whatever the thread count; calls
+// from several threads are independent. Malformed input throws tessera::Error naming the operation and the problem
+// (dtype, device, shape, indptr not starting at 0 or decreasing, an index out of range).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace tessera::nn {
 

@@ -7,7 +7,8 @@
 
 #include <string>
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 
 namespace tessera::nn {
 

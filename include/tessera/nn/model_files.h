@@ -2,12 +2,13 @@
 // written into a staging directory and renamed into place, replacing any model already in dir, so a crash never
 // leaves a half-written model.
 //
-// A public header whose API is libtorch's: it includes <torch/torch.h>. save_model_files() only reads the
-// module (no other thread may change it meanwhile) and keeps no reference to it. Errors are tessera::Error
-// naming the file (libtorch's own error on one line, tessera::describe); a failed save leaves no partial model in dir.
+// A public header whose API is libtorch's: it includes only the libtorch headers its declarations need (a program
+// includes <torch/torch.h> for the rest). save_model_files() only reads the module (no other thread may change it
+// meanwhile) and keeps no reference to it. Errors are tessera::Error naming the file (libtorch's own error on one
+// line, tessera::describe); a failed save leaves no partial model in dir.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
 
 #include <memory>
 #include <string>

@@ -10,7 +10,7 @@
 // count. The keep probability is rounded to a multiple of 2^-16. Errors are tessera::Error.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace tessera::nn {
 

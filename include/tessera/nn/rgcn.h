@@ -5,13 +5,16 @@
 // grouped into (relation, destination) pairs, each pair's sources are averaged by the CSR kernel (the paper's
 // 1/|N_i^r| normalisation), and each relation's pairs go through one GEMM with that relation's weight.
 //
-// A public header whose API is libtorch's: it includes <torch/torch.h>. A RelBlock owns its tensors; modules
-// are libtorch modules (shared handles) and keep no reference to the blocks or inputs they are given. A module
-// is used by one thread at a time, as any torch module. Errors are tessera::Error naming the field, relation,
-// node type or shape at fault (validate, rel_block, forward), or the file save_rgcn could not write.
+// A public header whose API is libtorch's: it includes only the libtorch headers its declarations need (a program
+// includes <torch/torch.h> for the rest). A RelBlock owns its tensors; modules are libtorch modules (shared handles)
+// and keep no reference to the blocks or inputs they are given. A module is used by one thread at a time, as any
+// torch module. Errors are tessera::Error naming the field, relation, node type or shape at fault (validate,
+// rel_block, forward), or the file save_rgcn could not write.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
 
 #include <cstdint>
 #include <map>

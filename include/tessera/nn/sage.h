@@ -2,14 +2,16 @@
 // node-classification example (ReLU and dropout between layers, logits out of the last). Layers consume
 // sampled blocks in CSR form: destinations are the first num_dst of the block's sources.
 //
-// A public header whose API is libtorch's: it includes <torch/torch.h>. block_view() returns tensors that view
-// the caller's vectors, which must outlive them and any autograd graph built from them; the rest return new
-// tensors or modules (libtorch's shared handles) and keep no reference to their inputs. A module is used by one
-// thread at a time, as any torch module. Errors are tessera::Error naming the option, layer, shape or file at
-// fault (validate, forward, save_sage, load_sage; libtorch's load errors reduced to their first line).
+// A public header whose API is libtorch's: it includes only the libtorch headers its declarations need (a program
+// includes <torch/torch.h> for the rest). block_view() returns tensors that view the caller's vectors, which must
+// outlive them and any autograd graph built from them; the rest return new tensors or modules (libtorch's shared
+// handles) and keep no reference to their inputs. A module is used by one thread at a time, as any torch module.
+// Errors are tessera::Error naming the option, layer, shape or file at fault (validate, forward, save_sage,
+// load_sage; libtorch's load errors reduced to their first line).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 
 #include <cstdint>
 #include <string>

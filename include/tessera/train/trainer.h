@@ -13,7 +13,8 @@
 // batches) or what the step function throws, passed through unchanged.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
 
 #include <algorithm>
 #include <cstdint>
