@@ -187,10 +187,10 @@ void Context::barrier() {
   collectives_->barrier();
 }
 
-void Context::check_not_finalized(const std::string& what) const {
+void Context::check_not_finalized(const char* what, const std::string& name) const {
   if (finalized_)
-    fail("{}: this process already left the job (finalize() / exit_client(), or an error); its servers may be gone",
-         what);
+    fail("{}{}{}: this process already left the job (finalize() / exit_client(), or an error); its servers may be "
+         "gone", what, name.empty() ? "" : " ", name);
 }
 
 int Context::server_for(int part, size_t k) const {
@@ -204,7 +204,7 @@ store::PartitionStore& Context::local() {
 }
 
 store::LocalTensor* Context::local_tensor(const std::string& name) {
-  check_not_finalized("tensor " + name);
+  check_not_finalized("tensor", name);  // a bool test on the hot path; the text only on failure
   if (!local_) return nullptr;
   std::lock_guard<std::mutex> lock(threads_mutex_);
   return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);

@@ -119,7 +119,7 @@ class Context {
   Context() = default;
   void join_job();
   void open_standalone(const std::string& part_config);
-  void check_not_finalized(const std::string& what) const;
+  void check_not_finalized(const char* what, const std::string& name = "") const;
 
   JobEnv env_;
   PartitionConfig config_;
