@@ -22,7 +22,7 @@ TEST(Client, ManyMadeAtOnceOnSeveralThreadsEachWatchTheirOwnConnections) {
   const Security security{generate_job_keys(), true};
   // Nothing listens there: a client connects in the background, and what is
   // tested is making one.
-  const int port = testing::free_port_block(1);
+  const int port = testing::free_port_block(2);
   const std::vector<ServerAddress> servers{{"server 0", fmt::format("tcp://127.0.0.1:{}", port)},
                                            {"server 1", fmt::format("tcp://127.0.0.1:{}", port + 1)}};
   constexpr int kThreads = 4;

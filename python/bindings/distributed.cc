@@ -174,9 +174,7 @@ std::vector<const DistEmbedding*> pointers(const std::vector<DistEmbedding*>& em
 Context& context() {
   if (g_context == nullptr)
     throw std::runtime_error("Tessera is not initialized: call tessera.distributed.initialize() first");
-  if (g_context->finalized())
-    throw std::runtime_error(
-        "this process already left the job (finalize() / exit_client(), or an error); a process joins one job");
+  g_context->check_not_finalized("tessera.distributed");
   return *g_context;
 }
 

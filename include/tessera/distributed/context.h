@@ -113,13 +113,14 @@ class Context {
   // Ends this process's part without the collective goodbye: after an error,
   // peers may be dead or waiting, and the launcher tears the job down.
   void abandon() { finalized_ = true; }
+  // Fails, naming `what` (and `name`), once finalize() or abandon() ran.
+  void check_not_finalized(const char* what, const std::string& name = "") const;
 
  private:
   friend std::unique_ptr<Context> initialize(const InitOptions& options);
   Context() = default;
   void join_job();
   void open_standalone(const std::string& part_config);
-  void check_not_finalized(const char* what, const std::string& name = "") const;
 
   JobEnv env_;
   PartitionConfig config_;
