@@ -147,16 +147,20 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
   if (edges->negatives.mode == Mode::kCallback) {
     auto fn = shared_callable(std::move(negative_callback));
     edges->negatives.callback = [fn](const std::vector<int64_t>& batch, std::vector<int64_t>* src,
-                                     std::vector<int64_t>* dst) {
+                                     std::vector<int64_t>* dst, std::vector<int64_t>* etypes) {
       py::gil_scoped_acquire acquire;
       py::object out = (*fn)(to_tensor(std::vector<int64_t>(batch)));
-      if (!py::isinstance<py::tuple>(out) || py::len(out) != 2)
+      if (!py::isinstance<py::tuple>(out) || (py::len(out) != 2 && py::len(out) != 3))
         throw ValueError("a negative sampler returns (sources, destinations)");
-      const auto pair = out.cast<py::tuple>();
-      const torch::Tensor s = id_tensor(pair[0].cast<torch::Tensor>(), "the negative sampler's sources");
-      const torch::Tensor d = id_tensor(pair[1].cast<torch::Tensor>(), "the negative sampler's destinations");
-      src->assign(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
-      dst->assign(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
+      const auto parts = out.cast<py::tuple>();
+      const auto assign = [&](size_t i, const char* what, std::vector<int64_t>* ids) {
+        const torch::Tensor t = id_tensor(parts[i].cast<torch::Tensor>(), what);
+        ids->assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+      };
+      assign(0, "the negative sampler's sources", src);
+      assign(1, "the negative sampler's destinations", dst);
+      // On a typed graph the Python side adds each pair's edge type.
+      if (parts.size() == 3) assign(2, "the negative sampler's edge types", etypes);
     };
   }
   sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);

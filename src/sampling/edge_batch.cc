@@ -77,15 +77,34 @@ void global_negatives(distributed::Context& ctx, net::Client* client, int rotati
   }
 }
 
-// The pairs a user's negative sampler gives for the batch's edges.
+// The pairs a user's negative sampler gives for the batch's edges, checked:
+// a pair of a typed graph joins nodes of its edge type's ends.
 void user_negatives(const distributed::Context& ctx, const NegativeSampling& options, EdgeBatch* out) {
-  options.callback(out->eids, &out->neg_src, &out->neg_dst);
+  options.callback(out->eids, &out->neg_src, &out->neg_dst, &out->neg_etypes);
   if (out->neg_src.size() != out->neg_dst.size())
     fail("the negative sampler gave {} sources but {} destinations", out->neg_src.size(), out->neg_dst.size());
   const int64_t n = ctx.config().num_nodes;
   for (const auto* ids : {&out->neg_src, &out->neg_dst})
     for (const int64_t v : *ids)
       if (v < 0 || v >= n) fail("the negative sampler gave node {}, outside 0..{}", v, n - 1);
+  const bool typed = !out->etypes.empty();
+  if (!typed) {
+    if (!out->neg_etypes.empty()) fail("the negative sampler gave edge types on a graph of one edge type");
+    return;
+  }
+  if (out->neg_etypes.size() != out->neg_src.size())
+    fail("the negative sampler gave {} pairs but {} edge types", out->neg_src.size(), out->neg_etypes.size());
+  const auto num_etypes = static_cast<int64_t>(ctx.config().etypes.size());
+  for (size_t i = 0; i < out->neg_src.size(); ++i) {
+    const int64_t etype = out->neg_etypes[i];
+    if (etype < 0 || etype >= num_etypes)
+      fail("the negative sampler gave edge type {}, outside 0..{}", etype, num_etypes - 1);
+    const int e = static_cast<int>(etype);
+    if (ctx.book().typed_node(out->neg_src[i]).ntype != ctx.config().etype_src(e) ||
+        ctx.book().typed_node(out->neg_dst[i]).ntype != ctx.config().etype_dst(e))
+      fail("the negative sampler gave the pair ({}, {}) as an edge of type {}, whose ends are of other node types",
+           out->neg_src[i], out->neg_dst[i], etype);
+  }
 }
 
 // Replaces node IDs by their positions in `seeds` (sorted, holding them all).

@@ -35,9 +35,12 @@ struct NegativeSampling {
   bool exclude_self_loops = true;  // kGlobal only
   bool replace = false;            // kGlobal only: without it, no pair is drawn twice in a batch
   // kCallback: (sources, destinations) of the negatives for a batch's edge
-  // IDs, homogeneous node IDs; called on a sampler thread, so it must be
-  // thread-safe. A node ID out of range is an error naming it.
-  std::function<void(const std::vector<int64_t>& eids, std::vector<int64_t>* src, std::vector<int64_t>* dst)>
+  // IDs, homogeneous node IDs, and on a typed graph the edge type of each
+  // pair in *etypes (left empty otherwise); called on a sampler thread, so it
+  // must be thread-safe. A node ID out of range, a missing or unknown edge
+  // type, or an end whose node type is not its edge type's is an error.
+  std::function<void(const std::vector<int64_t>& eids, std::vector<int64_t>* src, std::vector<int64_t>* dst,
+                     std::vector<int64_t>* etypes)>
       callback;
 };
 

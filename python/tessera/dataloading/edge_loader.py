@@ -45,9 +45,11 @@ class DistEdgeDataLoader(DistNodeDataLoader):
 
     On a typed graph, eids is {etype: type-local IDs}; the pair graphs are HeteroGraphs over each node type's
     seeds (nodes[ntype].data[dgl.NID], in the order of blocks[-1]'s destinations of that type); negatives keep
-    their edge's type and draw their ends from its node types; and exclude="reverse_types" with
+    their edge's type and draw their ends from its node types; exclude="reverse_types" with
     reverse_etypes={etype: reverse etype} leaves out the batch's edges and, for each edge u -> v, the edges
-    v -> u of its reverse type (found by their ends, since Tessera numbers each type's edges on its own)."""
+    v -> u of its reverse type (found by their ends, since Tessera numbers each type's edges on its own);
+    exclude="reverse_id" takes reverse_eids={etype: type-local reverse IDs within that type}; and a function
+    given as exclude or negative_sampler is called as DGL calls it, with {etype: type-local edge IDs}."""
 
     def __init__(self, g, eids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  exclude=None, reverse_eids=None, reverse_etypes=None, negative_sampler=None, num_samplers=None,
@@ -62,7 +64,8 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         info = context.ensure_initialized()
         typed = len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
         eids = _homogeneous_eids(g, eids, typed)
-        exclude_name, reverse, reverse_types = _exclusion(g, exclude, reverse_eids, reverse_etypes, typed)
+        exclude_name, reverse, reverse_types, exclude_callback = _exclusion(g, eids, exclude, reverse_eids,
+                                                                            reverse_etypes, typed)
         negatives, negative_callback = _negatives(g, negative_sampler, typed)
         self._g, self._info, self._book = g, info, g.get_partition_book()
         self._device = torch.device(device) if device is not None else None
@@ -75,7 +78,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             graph_sampler.c_sampler(), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
-            exclude if callable(exclude) else None, negative_callback))
+            exclude_callback, negative_callback))
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = None
@@ -156,7 +159,9 @@ def _homogeneous_eids(g, eids, typed):
 
 def _negatives(g, negative_sampler, typed):
     """(the C++ loader's negative mode, the callable it calls or None): DGL's three built-in samplers run in
-    C++; any other callable sampler(g, eids) -> (sources, destinations) is called on the sampler thread."""
+    C++; any other callable sampler(g, eids) -> (sources, destinations) is called on the sampler thread. On a
+    typed graph it is called as DGL calls it, with {etype: type-local IDs}, and gives {etype: (sources,
+    destinations)} in type-local node IDs."""
     if negative_sampler is None:
         return "", None
     if type(negative_sampler) in BUILT_IN:
@@ -165,8 +170,7 @@ def _negatives(g, negative_sampler, typed):
         raise TypeError(f"negative_sampler: give Uniform(k), PerSourceUniform(k), GlobalUniform(k) or a function "
                         f"(g, eids) -> (sources, destinations), not {negative_sampler!r}")
     if typed:
-        raise ValueError("negative_sampler: on a typed graph, give Uniform(k), PerSourceUniform(k) or "
-                         "GlobalUniform(k) (a sampler of your own needs a graph of one type)")
+        return "callback", _TypedNegatives(g, negative_sampler)
 
     def sample(eids):
         src, dst = negative_sampler(g, eids)
@@ -174,22 +178,58 @@ def _negatives(g, negative_sampler, typed):
     return "callback", sample
 
 
-def _exclusion(g, exclude, reverse_eids, reverse_etypes, typed):
-    """(the C++ loader's exclude name, reverse edge IDs, {etype ID: reverse etype ID}) for DGL's `exclude`
-    argument, checked."""
+class _TypedNegatives:
+    """A user's negative sampler on a typed graph, between the C++ loader's homogeneous IDs and DGL's typed
+    forms: called with a batch's homogeneous edge IDs, it asks the sampler with {etype: type-local IDs} and
+    returns its pairs as homogeneous (sources, destinations, edge type IDs)."""
+
+    def __init__(self, g, sampler):
+        self._g, self._sampler, self._book = g, sampler, g.get_partition_book()
+        self._etype_ids = {c: i for i, c in enumerate(g.canonical_etypes)}
+
+    def __call__(self, eids):
+        g, book = self._g, self._book
+        types, local = book.map_to_per_etype(eids)
+        asked = {c: local[types == r] for c, r in self._etype_ids.items() if bool((types == r).any())}
+        drawn = self._sampler(g, asked)
+        if not isinstance(drawn, dict):
+            raise TypeError(f"negative sampler {self._sampler!r}: on a typed graph it is given {{etype: edge IDs}} "
+                            f"and returns {{etype: (sources, destinations)}}, not {type(drawn).__name__}")
+        src, dst, etypes = [], [], []
+        for key, pair in drawn.items():
+            c = g.to_canonical_etype(key)  # KeyError naming an unknown type
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"negative sampler {self._sampler!r}: for {c} it returns (sources, destinations)")
+            u, v = (torch.as_tensor(x, dtype=torch.int64).flatten() for x in pair)
+            if len(u) != len(v):
+                raise ValueError(f"negative sampler {self._sampler!r}: {len(u)} sources but {len(v)} destinations "
+                                 f"for {c}")
+            for ids, ntype, end in ((u, c[0], "sources"), (v, c[2], "destinations")):
+                n = g.num_nodes(ntype)
+                if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n):
+                    bad = int(ids[(ids < 0) | (ids >= n)][0])
+                    raise IndexError(f"negative sampler {self._sampler!r}: {end} of {c} hold node {bad}, outside "
+                                     f"0..{n - 1} of type {ntype!r}")
+            src.append(book.map_to_homo_nid(u, c[0]))
+            dst.append(book.map_to_homo_nid(v, c[2]))
+            etypes.append(torch.full((len(u),), self._etype_ids[c], dtype=torch.int64))
+        empty = torch.zeros(0, dtype=torch.int64)
+        return tuple(torch.cat(x) if x else empty for x in (src, dst, etypes))
+
+
+def _exclusion(g, eids, exclude, reverse_eids, reverse_etypes, typed):
+    """(the C++ loader's exclude name, reverse edge IDs, {etype ID: reverse etype ID}, the callable it calls or
+    None) for DGL's `exclude` argument, checked; `eids` are the loader's homogeneous edge IDs."""
     empty = torch.zeros(0, dtype=torch.int64)
     if callable(exclude):
-        if typed:
-            raise ValueError("exclude: a function of the batch's edge IDs works on a graph of one edge type; on a "
-                             "typed graph give 'self' or 'reverse_types'")
-        return "callback", empty, {}
+        return "callback", empty, {}, (_TypedExclusion(g, exclude) if typed else exclude)
     if exclude not in _EXCLUDE:
         raise ValueError(f"exclude must be None, 'self', 'reverse_id', 'reverse_types', 'reverse' or a function "
                          f"of the batch's edge IDs, not {exclude!r}")
     if exclude is None:
-        return "", empty, {}
+        return "", empty, {}, None
     if exclude in ("self", "reverse"):
-        return exclude, empty, {}
+        return exclude, empty, {}, None
     if exclude == "reverse_types":
         if not typed:
             raise ValueError(f"exclude='reverse_types' (with reverse_etypes={reverse_etypes!r}) pairs edge types; "
@@ -204,14 +244,64 @@ def _exclusion(g, exclude, reverse_eids, reverse_etypes, typed):
                 raise ValueError(f"reverse_etypes: {cb} cannot be the reverse of {ca} (its ends are not {ca}'s "
                                  f"turned around)")
             pairs[ids[ca]] = ids[cb]
-        return "reverse_types", empty, pairs
-    if typed:
-        raise ValueError("exclude='reverse_id' on a typed graph: Tessera numbers each edge type's edges on its own; "
-                         "give exclude='reverse_types' with reverse_etypes")
+        return "reverse_types", empty, pairs, None
     if reverse_eids is None:
         raise ValueError("exclude='reverse_id' needs reverse_eids (reverse_eids[e]: the ID of edge e's reverse)")
+    if typed:
+        return "reverse_id", _typed_reverse_eids(g, eids, reverse_eids), {}, None
     reverse = to_ids(reverse_eids, "reverse_eids").to(torch.int64)
     if len(reverse) != g.num_edges():
         raise ValueError(f"reverse_eids has {len(reverse)} entries; the graph has {g.num_edges()} edges")
     _check_range(reverse, g.num_edges(), "reverse_eids")
-    return "reverse_id", reverse, {}
+    return "reverse_id", reverse, {}, None
+
+
+def _typed_reverse_eids(g, eids, reverse_eids):
+    """DGL's reverse_eids of a typed graph, {etype: reverse_eids[e], the type-local ID of edge e's reverse, an
+    edge of the same type}, as one map over homogeneous edge IDs; an edge of a type not in it is its own
+    reverse (nothing more is left out), and every type the loader batches must be in it."""
+    if not isinstance(reverse_eids, dict):
+        raise ValueError("exclude='reverse_id' on a typed graph: reverse_eids is {etype: reverse IDs}, where "
+                         "reverse_eids[etype][e] is the type-local ID of edge e's reverse, an edge of the same type "
+                         "(for reverses of another type, give exclude='reverse_types' with reverse_etypes)")
+    book = g.get_partition_book()
+    reverse = torch.arange(g.num_edges(), dtype=torch.int64)
+    given = set()
+    for key, ids in reverse_eids.items():
+        c = g.to_canonical_etype(key)  # KeyError naming an unknown type
+        ids = to_ids(ids, f"reverse_eids of {c}").to(torch.int64)
+        if len(ids) != g.num_edges(c):
+            raise ValueError(f"reverse_eids of {c} has {len(ids)} entries; that type has {g.num_edges(c)} edges")
+        _check_range(ids, g.num_edges(c), f"reverse_eids of {c}")
+        reverse[book.map_to_homo_eid(torch.arange(len(ids)), c)] = book.map_to_homo_eid(ids, c)
+        given.add(c)
+    types, _ = book.map_to_per_etype(eids)
+    missing = [c for r, c in enumerate(g.canonical_etypes) if c not in given and bool((types == r).any())]
+    if missing:
+        raise ValueError(f"exclude='reverse_id': reverse_eids has no entry for {missing}, whose edges the loader "
+                         f"batches")
+    return reverse
+
+
+class _TypedExclusion:
+    """DGL's callable `exclude` on a typed graph: called with a batch's homogeneous edge IDs, it asks the
+    function with {etype: type-local IDs} and returns the {etype: IDs} it gives as homogeneous IDs."""
+
+    def __init__(self, g, fn):
+        self._g, self._fn, self._book = g, fn, g.get_partition_book()
+
+    def __call__(self, eids):
+        g, book = self._g, self._book
+        types, local = book.map_to_per_etype(eids)
+        asked = {c: local[types == r] for r, c in enumerate(g.canonical_etypes) if bool((types == r).any())}
+        left_out = self._fn(asked)
+        if not isinstance(left_out, dict):
+            raise TypeError(f"exclude {self._fn!r}: on a typed graph it is given {{etype: edge IDs}} and returns "
+                            f"{{etype: edge IDs to leave out}}, not {type(left_out).__name__}")
+        parts = [torch.zeros(0, dtype=torch.int64)]
+        for key, ids in left_out.items():
+            c = g.to_canonical_etype(key)  # KeyError naming an unknown type
+            ids = torch.as_tensor(ids, dtype=torch.int64).flatten()
+            _check_range(ids, g.num_edges(c), f"exclude {self._fn!r}: edge IDs of {c}")
+            parts.append(book.map_to_homo_eid(ids, c))
+        return torch.cat(parts)

@@ -188,6 +188,92 @@ assert torch.equal(nu, ENDS[("author", "writes", "paper")][0][[4, 4, 4, 7, 7, 7]
 assert bool((nv < g.num_nodes("paper")).all())
 
 
+def check_exclusion(blocks, gone_of):
+    """Each layer holds exactly the in-edges of its destinations, less gone_of(c) (a mask over c's edges)."""
+    for block in blocks:
+        for c in ETYPES:
+            dst = block.dstnodes[c[2]].data[dgl.NID]
+            expected = torch.nonzero(torch.isin(ENDS[c][1], dst) & ~gone_of(c)).flatten()
+            assert torch.equal(torch.sort(block[c].edata[dgl.EID]).values, expected), ("exclusion is exact", c)
+
+
+def pair_eids(pair):
+    return {c: pair.edges[c].data[dgl.EID] for c in ETYPES}
+
+
+# exclude="reverse_id" as DGL takes it on a typed graph: {etype: reverse IDs within the type}. Each cites edge
+# u -> v has as reverse the cites edge v -> u where there is one (itself otherwise); writes edges have none.
+CITES = ("paper", "cites", "paper")
+cu, cv = ENDS[CITES]
+ckey = keys(CITES, cu, cv)
+corder = torch.argsort(ckey)
+cpos = torch.searchsorted(ckey[corder], keys(CITES, cv, cu)).clamp(max=len(ckey) - 1)
+rev_cites = torch.where(ckey[corder][cpos] == keys(CITES, cv, cu), corder[cpos], torch.arange(len(ckey)))
+assert bool((rev_cites != torch.arange(len(ckey))).any()), "the test graph has reciprocal citations"
+reverse_eids = {"cites": rev_cites, "writes": torch.arange(g.num_edges("writes"))}
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id", reverse_eids=reverse_eids,
+                                            batch_size=48, shuffle=True)
+for step, (input_nodes, pair, blocks) in enumerate(loader):
+    batch = pair_eids(pair)
+    gone = {c: torch.isin(torch.arange(g.num_edges(c)), e) for c, e in batch.items()}
+    gone[CITES] |= torch.isin(torch.arange(len(ckey)), rev_cites[batch[CITES]])
+    check_exclusion(blocks, lambda c: gone[c])
+    if step == 2:
+        break
+assert bool(gone[CITES].sum() > len(batch[CITES])), "some reverses were left out too"
+
+
+# A function as exclude gets {etype: type-local IDs} and gives what to leave out, as DGL calls it.
+def exclude_next(eids):
+    assert isinstance(eids, dict) and all(c in ETYPES for c in eids), eids
+    return {c[1]: (e + 1) % g.num_edges(c) for c, e in eids.items()}
+
+
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude=exclude_next, batch_size=40)
+_, pair, blocks = next(iter(loader))
+batch = pair_eids(pair)
+check_exclusion(blocks, lambda c: torch.isin(torch.arange(g.num_edges(c)), (batch[c] + 1) % g.num_edges(c)))
+
+
+# A negative sampler of one's own (DGL's _BaseNegativeSampler) on a typed graph: _generate per edge type, in
+# type-local IDs; its pairs arrive as that type's negatives.
+class NextDestination(negative_sampler._BaseNegativeSampler):
+    def _generate(self, g, eids, canonical_etype):
+        u, v = g.find_edges(eids, etype=canonical_etype)
+        return u, (v + 1) % g.num_nodes(canonical_etype[2])
+
+
+loader = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                            negative_sampler=NextDestination(), batch_size=50, shuffle=True)
+_, pair, neg, blocks = next(iter(loader))
+for c in ETYPES:
+    fu, fv = g.find_edges(pair.edges[c].data[dgl.EID], etype=c)
+    nu, nv = (neg.nodes[nt].data[dgl.NID][x] for nt, x in zip((c[0], c[2]), neg.edges(etype=c)))
+    assert torch.equal(nu, fu) and torch.equal(nv, (fv + 1) % g.num_nodes(c[2])), c
+assert neg.num_edges() == pair.num_edges() == 50
+for nt in g.ntypes:
+    assert torch.equal(blocks[-1].dstnodes[nt].data[dgl.NID], neg.nodes[nt].data[dgl.NID])
+
+
+def fails_the_batch(negatives, *words):
+    bad = dgl.dataloading.DistEdgeDataLoader(g, train, dgl.dataloading.NeighborSampler([2]),
+                                             negative_sampler=negatives, batch_size=50)
+    try:
+        next(iter(bad))
+    except Exception as e:  # noqa: B902 (the loader's error, whatever its class)
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError("the batch must fail")
+
+
+papers = g.num_nodes("paper")
+fails_the_batch(lambda g, e: {"cites": (torch.zeros(2, dtype=torch.int64), torch.tensor([0, papers]))},
+                "destinations", str(papers), "paper")
+fails_the_batch(lambda g, e: (torch.zeros(2), torch.zeros(2)), "{etype: (sources, destinations)}")
+fails_the_batch(lambda g, e: {"nope": (torch.zeros(1), torch.zeros(1))}, "nope")
+
+
 # Bad input: a clear error, nothing sampled.
 
 raises(ValueError, lambda: dgl.distributed.sample_neighbors(g, torch.arange(3), 2), "ntype")
@@ -201,7 +287,15 @@ raises(IndexError, lambda: dgl.dataloading.DistEdgeDataLoader(g, {"cites": torch
 raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_types"),
        "reverse_etypes")
 raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id",
-                                                              reverse_eids=torch.arange(3)), "reverse_types")
+                                                              reverse_eids=torch.arange(3)), "{etype: reverse IDs}")
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(g, train, sampler, exclude="reverse_id",
+                                                              reverse_eids={"cites": rev_cites}), "writes")
+raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(
+    g, train, sampler, exclude="reverse_id", reverse_eids={"cites": rev_cites[:5], "writes": torch.arange(3)}),
+    "entries")
+raises(IndexError, lambda: dgl.dataloading.DistEdgeDataLoader(
+    g, train, sampler, exclude="reverse_id", reverse_eids={**reverse_eids, "cites": rev_cites + len(rev_cites)}),
+    "reverse_eids of")
 raises(ValueError, lambda: dgl.dataloading.DistEdgeDataLoader(
     g, train, sampler, exclude="reverse_types", reverse_etypes={"writes": "cites"}), "reverse")
 if g.rank() == 0:
