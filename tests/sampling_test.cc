@@ -164,8 +164,7 @@ TEST(Sampling, WeightedDrawsFollowTheWeights) {
   const TestGraph g;
   const int64_t seed = 1, degree = g.degree(seed);
   FanoutSpec spec;
-  spec.weights = g.weights.data();
-  spec.weight_offset = kEdgeBase;
+  spec.weights = {{g.weights.data(), kEdgeBase}};
   // With replacement the draws are independent: frequencies follow w / sum(w).
   std::vector<double> observed(degree, 0), expected(degree, 0);
   double total = 0;

@@ -75,13 +75,13 @@ torch::Tensor has_edges(const torch::Tensor& src_in, const torch::Tensor& dst_in
 // One layer's sample of `nodes` (unique): (sources, destinations, edge IDs,
 // edge types or None), destinations in node order.
 py::tuple sample_neighbors(const torch::Tensor& nodes_in, int64_t fanout, std::vector<int64_t> etype_fanouts,
-                           bool replace, const std::string& weight, uint64_t key) {
+                           bool replace, std::vector<std::string> weights, uint64_t key) {
   distributed::Context& ctx = context();
   const torch::Tensor nodes = checked_ids(nodes_in, ctx.config().num_nodes, "nodes");
   sampling::SamplerOptions options;
   options.fanouts = {fanout};
   options.replace = replace;
-  options.weight = weight;
+  options.weights = std::move(weights);
   sampling::SampledEdges edges;
   const std::vector<int64_t> seeds = as_vector(nodes);
   {
@@ -146,7 +146,7 @@ void bind_graph(py::module_& m) {
   m.def("find_edges", &find_edges, py::arg("eids"));
   m.def("has_edges", &has_edges, py::arg("src"), py::arg("dst"), py::arg("etype") = "");
   m.def("sample_neighbors", &sample_neighbors, py::arg("nodes"), py::arg("fanout"), py::arg("etype_fanouts"),
-        py::arg("replace"), py::arg("weight"), py::arg("key"));
+        py::arg("replace"), py::arg("weights"), py::arg("key"));
   m.def("to_block", &to_block, py::arg("src"), py::arg("dst"), py::arg("eids"), py::arg("dst_nodes"),
         py::arg("num_nodes"));
 }

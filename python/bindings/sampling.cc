@@ -173,15 +173,16 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
 
 void bind_sampling(py::module_& m) {
   py::class_<DistNeighborSampler>(m, "NeighborSampler")
-      .def(py::init([](std::vector<int64_t> fanouts, bool replace, bool per_etype, std::string weight) {
+      .def(py::init([](std::vector<int64_t> fanouts, bool replace, bool per_etype, std::vector<std::string> weights) {
              sampling::SamplerOptions options;
              options.fanouts = std::move(fanouts);
              options.replace = replace;
              options.per_etype = per_etype;
-             options.weight = std::move(weight);
+             options.weights = std::move(weights);
              return std::make_unique<DistNeighborSampler>(context(), options);
            }),
-           py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false, py::arg("weight") = "")
+           py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false,
+           py::arg("weights") = std::vector<std::string>())
       .def_property_readonly("num_layers", &DistNeighborSampler::num_layers);
 
   py::class_<DistDataLoader>(m, "DataLoader")

@@ -24,16 +24,9 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
   if (options_.fanouts.empty()) fail("sampling needs at least one layer's fanout");
   for (const int64_t f : options_.fanouts)
     if (f < -1) fail("fanout {}: a fanout is a count >= 0 or -1 (every in-edge)", f);
-  if (!options_.weight.empty()) {
-    if (ctx.config().etypes.size() != 1)
-      fail("sampling by edge weight '{}' needs a graph with one edge type (this one has {})", options_.weight,
-           ctx.config().etypes.size());
-    weight_tensor_ = store::edge_tensor_name(ctx.config().etypes[0], options_.weight);
-    if (ctx.has_local_part()) {
-      store::LocalTensor* w = ctx.local_tensor(weight_tensor_);
-      if (w == nullptr) fail("edge weight '{}': the graph has no edge feature of that name", options_.weight);
-      use_edge_weights(*w, ctx.book(), ctx.local_part(), &local_weights_);
-    }
+  if (!options_.weights.empty() && ctx.has_local_part()) {
+    const auto tensor_of = [&ctx](const std::string& name) { return ctx.local_tensor(name); };
+    use_edge_weights(tensor_of, ctx.config(), ctx.book(), ctx.local_part(), options_.weights, &local_weights_);
   }
 }
 
@@ -50,7 +43,6 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
   const int parts = ctx_->num_parts();
   const int local = ctx_->local_part();
   spec.weights = local_weights_.weights;
-  spec.weight_offset = local_weights_.weight_offset;
 
   // Owner of every seed; the common case (all local) needs no regrouping.
   std::vector<int32_t> owner(n);
@@ -72,11 +64,15 @@ void DistNeighborSampler::sample_layer(const std::vector<int64_t>& seeds, Fanout
   std::vector<uint64_t> requests(parts, 0);
   for (int p = 0; p < parts; ++p) {
     if (p == local || group[p].empty()) continue;
-    Header h = net::make_header(kSample, 0, weight_tensor_);
+    Header h = net::make_header(kSample, 0, "");
     net::set_shape(&h, DType::kInt64, {static_cast<int64_t>(group[p].size())});
     std::vector<zmq::message_t> frames;
     frames.push_back(net::frame_of(std::vector<int64_t>(group[p])));
     frames.push_back(net::frame_of(encode_fanout(spec)));
+    if (!options_.weights.empty()) {
+      const std::string names = encode_weight_names(options_.weights);
+      frames.emplace_back(names.data(), names.size());
+    }
     requests[p] = channel.client->send(ctx_->server_for(p, channel.rotation), h, std::move(frames));
   }
 

@@ -69,16 +69,22 @@ struct EdgeIds {
   int64_t operator[](int64_t offset) const { return ids ? ids[offset] : first + offset; }
 };
 
-float weight_of(const FanoutSpec& spec, int64_t eid) { return spec.weights[eid - spec.weight_offset]; }
+float weight_of(const FanoutSpec& spec, int64_t eid, int etype) {
+  const FanoutSpec::EdgeWeights& w = spec.weights[static_cast<size_t>(etype)];
+  return w.values[eid - w.offset];
+}
 
-void pick_weighted(Rng& rng, const EdgeIds& eids, int64_t degree, const FanoutSpec& spec, Scratch* s) {
+// Picks up to `fanout` of `degree` edges (IDs `eids`, edge types `etypes` or
+// all type 0 when null) in proportion to their weights in `spec`.
+void pick_weighted(Rng& rng, const EdgeIds& eids, const int32_t* etypes, int64_t degree, int64_t fanout,
+                   const FanoutSpec& spec, Scratch* s) {
   s->picks.clear();
   if (spec.replace) {
     s->cumulative.resize(degree);
     double total = 0;
-    for (int64_t j = 0; j < degree; ++j) s->cumulative[j] = total += weight_of(spec, eids[j]);
+    for (int64_t j = 0; j < degree; ++j) s->cumulative[j] = total += weight_of(spec, eids[j], etypes ? etypes[j] : 0);
     if (total <= 0) return;
-    for (int64_t j = 0; j < spec.fanout; ++j) {
+    for (int64_t j = 0; j < fanout; ++j) {
       const double r = rng.uniform() * total;
       const auto it = std::upper_bound(s->cumulative.begin(), s->cumulative.end(), r);
       s->picks.push_back(std::min<int64_t>(it - s->cumulative.begin(), degree - 1));
@@ -89,10 +95,10 @@ void pick_weighted(Rng& rng, const EdgeIds& eids, int64_t degree, const FanoutSp
   // are a weighted sample without replacement. Zero weights never enter.
   s->keyed.clear();
   for (int64_t j = 0; j < degree; ++j) {
-    const float w = weight_of(spec, eids[j]);
+    const float w = weight_of(spec, eids[j], etypes ? etypes[j] : 0);
     if (w > 0) s->keyed.emplace_back(std::log(1.0 - rng.uniform()) / w, j);
   }
-  const int64_t k = std::min<int64_t>(spec.fanout, static_cast<int64_t>(s->keyed.size()));
+  const int64_t k = std::min<int64_t>(fanout, static_cast<int64_t>(s->keyed.size()));
   std::nth_element(s->keyed.begin(), s->keyed.begin() + k, s->keyed.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (int64_t j = 0; j < k; ++j) s->picks.push_back(s->keyed[j].second);
@@ -110,7 +116,6 @@ void check_seed(const CscView& graph, int64_t seed) {
 // etype_fanouts[k] edges, drawn from a stream of their own.
 void sample_per_etype(const CscView& graph, const int64_t* seeds, int64_t count, const FanoutSpec& spec,
                       SampledEdges* out) {
-  if (spec.weights != nullptr) fail("sampling by edge weight is not supported with per-edge-type fanouts");
   const int64_t num_etypes = static_cast<int64_t>(spec.etype_fanouts.size());
   Scratch& s = scratch();
   for (int64_t i = 0; i < count; ++i) {
@@ -126,10 +131,13 @@ void sample_per_etype(const CscView& graph, const int64_t* seeds, int64_t count,
              num_etypes);
       const int64_t fanout = spec.etype_fanouts[k], degree = run_end - run;
       s.picks.clear();
-      if (fanout < 0 || (degree <= fanout && !spec.replace)) {
+      Rng rng(splitmix64(spec.key + static_cast<uint64_t>(k) + 1), static_cast<uint64_t>(seeds[i]));
+      if (!spec.weights.empty() && fanout != 0) {
+        pick_weighted(rng, EdgeIds{graph.eids ? graph.eids + run : nullptr, graph.first_edge + run},
+                      graph.etypes ? graph.etypes + run : nullptr, degree, fanout < 0 ? degree : fanout, spec, &s);
+      } else if (fanout < 0 || (degree <= fanout && !spec.replace)) {
         for (int64_t j = 0; j < degree; ++j) s.picks.push_back(j);
       } else if (fanout > 0) {
-        Rng rng(splitmix64(spec.key + static_cast<uint64_t>(k) + 1), static_cast<uint64_t>(seeds[i]));
         pick_uniform(rng, degree, fanout, spec.replace, &s.picks);
       }
       for (const int64_t j : s.picks) {
@@ -216,16 +224,14 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       out->counts.push_back(0);
       continue;
     }
-    if (spec.weights == nullptr && (all || (degree <= spec.fanout && !spec.replace))) {
+    if (spec.weights.empty() && (all || (degree <= spec.fanout && !spec.replace))) {
       out->counts.push_back(degree);
       for (int64_t j = 0; j < degree; ++j) positions.push_back(begin + j);
     } else {
       Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
-      if (spec.weights != nullptr) {
-        FanoutSpec capped = spec;
-        if (all) capped.fanout = degree;
-        pick_weighted(rng, EdgeIds{graph.eids ? graph.eids + begin : nullptr, graph.first_edge + begin}, degree,
-                      capped, &s);
+      if (!spec.weights.empty()) {
+        pick_weighted(rng, EdgeIds{graph.eids ? graph.eids + begin : nullptr, graph.first_edge + begin},
+                      graph.etypes ? graph.etypes + begin : nullptr, degree, all ? degree : spec.fanout, spec, &s);
       } else {
         pick_uniform(rng, degree, spec.fanout, spec.replace, &s.picks);
       }

@@ -36,11 +36,46 @@ FanoutSpec decode_fanout(const int64_t* values, size_t count) {
   return spec;
 }
 
-void use_edge_weights(const store::LocalTensor& weights, const PartitionBook& book, int part, FanoutSpec* spec) {
-  if (weights.spec.dtype != DType::kFloat32 || weights.spec.row_elems() != 1 || weights.spec.policy != book.edge_policy(0))
-    fail("edge weight tensor '{}' must hold one float32 per edge of the graph's only edge type", weights.spec.name);
-  spec->weights = weights.rows.data<float>();
-  spec->weight_offset = book.edge_space(0).homogeneous_first[part];
+void use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
+                      const PartitionConfig& config, const PartitionBook& book, int part,
+                      const std::vector<std::string>& names, FanoutSpec* spec) {
+  if (names.size() != config.etypes.size())
+    fail("edge weights: {} tensor names for a graph of {} edge types (one per type)", names.size(),
+         config.etypes.size());
+  spec->weights.clear();
+  for (size_t k = 0; k < names.size(); ++k) {
+    const store::LocalTensor* weights = tensor_of(names[k]);
+    if (weights == nullptr) fail("edge weight tensor '{}' (edge type {}) is not on partition {}", names[k],
+                                 config.etypes[k], part);
+    const int etype = static_cast<int>(k);
+    if (weights->spec.dtype != DType::kFloat32 || weights->spec.row_elems() != 1 ||
+        weights->spec.policy != book.edge_policy(etype))
+      fail("edge weight tensor '{}' must hold one float32 per edge of type {}", names[k], config.etypes[k]);
+    spec->weights.push_back({weights->rows.data<float>(), book.edge_space(etype).homogeneous_first[part]});
+  }
+}
+
+std::string encode_weight_names(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) {
+    if (name.find('\0') != std::string::npos) fail("edge weight tensor name '{}' holds a zero byte", name);
+    joined += name;
+    joined += '\0';
+  }
+  return joined;
+}
+
+std::vector<std::string> decode_weight_names(const char* data, size_t size) {
+  const std::string joined(data, size);
+  if (!joined.empty() && joined.back() != '\0')
+    throw net::ProtocolError("a sample request's weight names do not end in a zero byte");
+  std::vector<std::string> names;
+  for (size_t start = 0; start < joined.size();) {
+    const size_t end = joined.find('\0', start);
+    names.push_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
 }
 
 }  // namespace tessera::sampling

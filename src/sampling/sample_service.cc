@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "job/tensor_registry.h"
 #include "net/transport.h"
 #include "server/server_state.h"
 #include "tessera/base/error.h"
@@ -33,14 +34,17 @@ void check_draws(const FanoutSpec& spec, int64_t seeds) {
 server::Frames serve_sample(server::ServerState& state, net::Request& request, net::Header* reply) {
   int64_t n = 0;
   const int64_t* seeds = server::ids_frame(request, 0, &n);
-  if (request.frames.size() != 2) throw net::ProtocolError("sample needs seeds and spec frames");
+  if (request.frames.size() != 2 && request.frames.size() != 3)
+    throw net::ProtocolError("sample needs seeds and spec frames (and the weight names, if weighted)");
   if (request.frames[1].size() % sizeof(int64_t) != 0) throw net::ProtocolError("sample spec frame is not int64");
   FanoutSpec spec = decode_fanout(request.frames[1].data<int64_t>(), request.frames[1].size() / sizeof(int64_t));
   check_draws(spec, n);
-  const std::string weight = net::header_name(request.header);
-  if (!weight.empty()) {
-    if (state.config.etypes.size() != 1) fail("edge weight '{}' needs a graph with one edge type", weight);
-    use_edge_weights(state.tensor(weight), state.book, state.env.machine_id, &spec);
+  if (request.frames.size() == 3) {
+    const auto tensor_of = [&](const std::string& name) {
+      return distributed::resolve_tensor(*state.partition, state.rendezvous.get(), state.env.machine_id, name);
+    };
+    use_edge_weights(tensor_of, state.config, state.book, state.env.machine_id,
+                     decode_weight_names(request.frames[2].data<char>(), request.frames[2].size()), &spec);
   }
   SampledEdges edges;
   sample_in_edges(csc_view(*state.partition), seeds, n, spec, &edges);

@@ -267,9 +267,13 @@ put("request", "has_edges", request(0, 0, P["has_edges"], [int64s(0, 1), int64s(
 put("request", "has_edges_typed", request(1, 0, P["has_edges"], [int64s(0, 1), int64s(1, 2), int64s(0, 2)], (2,)))
 # The sample spec frame: fanout, replace, key, number of per-type fanouts, then those.
 put("request", "sample", request(0, 0, P["sample"], [int64s(0, 1, 2), int64s(3, 0, 7, 0)], (3,)))
-put("request", "sample_weighted", request(0, 0, P["sample"], [int64s(0, 1), int64s(2, 1, 7, 0)], (2,),
-                                          name=b"edge/_N:_E:_N/w"))
+# Weighted: a third frame names each edge type's weight tensor, each name ended by a zero byte.
+put("request", "sample_weighted", request(0, 0, P["sample"], [int64s(0, 1), int64s(2, 1, 7, 0),
+                                                             b"edge/_N:_E:_N/w\0"], (2,)))
 put("request", "sample_typed", request(1, 0, P["sample"], [int64s(0, 1), int64s(-1, 0, 7, 3, 2, -1, 1)], (2,)))
+put("request", "sample_typed_weighted", request(1, 0, P["sample"], [
+    int64s(0, 1), int64s(-1, 0, 7, 3, 2, -1, 1),
+    b"edge/author:writes:paper/w\0edge/paper:written-by:author/w\0edge/paper:cites:paper/w\0"], (2,)))
 put("request", "store_set", request(0, 1, STORE["set"], [b"key", b"value"]))
 put("request", "store_add", request(0, 1, STORE["add"], [b"n"], iarg=3))
 put("request", "store_get", request(0, 1, STORE["get"], [b"key"]))

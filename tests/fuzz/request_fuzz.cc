@@ -11,7 +11,7 @@
 //
 // Two partitions are written once, at start, by partition_dataset(): a
 // homogeneous graph with node features, labels and edge weights "w", and a
-// typed one (two node types, three relations). Both serve, beside their
+// typed one (two node types, three relations, weights "w" on each). Both serve, beside their
 // files' arrays, a writable "emb" with every sparse optimizer's state.
 //
 // Input: byte 0 picks the partition (bit 0), the registry (bit 1: the
@@ -113,10 +113,18 @@ Dataset homogeneous_graph() {
   return d;
 }
 
+// Two node types and three relations, each with edge weights "w".
 Dataset typed_graph() {
-  return graph("typed", {{"paper", 30}, {"author", 12}},
-               {{"author", "writes", "paper", 60}, {"paper", "written-by", "author", 60}, {"paper", "cites", "paper", 90}},
-               2);
+  Dataset d = graph("typed", {{"paper", 30}, {"author", 12}},
+                    {{"author", "writes", "paper", 60}, {"paper", "written-by", "author", 60},
+                     {"paper", "cites", "paper", 90}},
+                    2);
+  for (EdgeType& e : d.edge_types) {
+    Array w = Array::zeros(DType::kFloat32, {e.count()});
+    for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = static_cast<float>(i % 4);
+    e.data["w"] = w;
+  }
+  return d;
 }
 
 // A server of partition 0 of `dataset`, written under `dir`: its state as

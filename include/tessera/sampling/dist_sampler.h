@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,11 @@ namespace tessera::sampling {
 struct SamplerOptions {
   std::vector<int64_t> fanouts;  // per layer, input layer first (DGL's order); -1: all in-edges
   bool replace = false;
-  std::string weight;            // edge feature to sample in proportion to, or "" for uniform
+  // The edge weights to sample in proportion to: per edge type, the full
+  // name of a tensor of one float32 per edge of that type (partition data,
+  // store::edge_tensor_name(etype, feature), or a DistTensor made at run
+  // time). Empty: uniform.
+  std::vector<std::string> weights;
   // Each layer's fanout per edge type (DGL's sample_etype_neighbors,
   // --fanout-mode per-etype) instead of across all in-edges (total).
   bool per_etype = false;
@@ -36,10 +41,18 @@ struct SamplerOptions {
 std::vector<int64_t> encode_fanout(const FanoutSpec& spec);
 FanoutSpec decode_fanout(const int64_t* values, size_t count);
 
-// Points `spec` at a partition's edge weights (one float32 per edge of a
-// graph with one edge type); the trainer's sampler and the servers both
-// check them this way. Errors name the tensor.
-void use_edge_weights(const store::LocalTensor& weights, const PartitionBook& book, int part, FanoutSpec* spec);
+// Points `spec` at partition `part`'s edge weights: the tensors `names`, one
+// per edge type, found by `tensor_of` (a full tensor name -> the local
+// tensor, or null). The trainer's sampler and the servers both check them
+// this way. Errors name the tensor that is missing or of the wrong shape.
+void use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
+                      const PartitionConfig& config, const PartitionBook& book, int part,
+                      const std::vector<std::string>& names, FanoutSpec* spec);
+
+// A sample request's weight tensor names, as the bytes of one frame (each
+// name followed by a zero byte), and back; decoding malformed bytes throws.
+std::string encode_weight_names(const std::vector<std::string>& names);
+std::vector<std::string> decode_weight_names(const char* data, size_t size);
 
 // One thread's way to the servers: its own sockets (ZeroMQ sockets are not
 // shared between threads) and its turn in the rotation over a machine's
@@ -74,7 +87,6 @@ class DistNeighborSampler {
   SamplerOptions options_;
   CscView local_;
   FanoutSpec local_weights_;   // weights and offset of the local partition's edges, if any
-  std::string weight_tensor_;  // full tensor name of the weight feature
 };
 
 }  // namespace tessera::sampling

@@ -6,8 +6,8 @@
 // A CscView and a FanoutSpec's weights point into memory they do not own (the PartitionStore's arrays, a
 // weight tensor), which must outlive them. sample_in_edges() only reads the graph and appends to `out`; it uses
 // thread-local scratch, so threads may sample the same view at once, each into its own SampledEdges. Errors are
-// tessera::Error: a seed the partition does not own (naming seed and partition), edge weights with per-type
-// fanouts, or an edge type beyond those the request names.
+// tessera::Error: a seed the partition does not own (naming seed and partition), or an edge type beyond those the
+// request names.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +40,15 @@ struct FanoutSpec {
   std::vector<int64_t> etype_fanouts;
   bool replace = false;
   uint64_t key = 0;     // fixes the random choices
-  // Optional edge weights (sampling probability up to scale), indexed by
-  // edge ID - weight_offset; non-negative, zero is never drawn.
-  const float* weights = nullptr;
-  int64_t weight_offset = 0;
+  // Optional edge weights (sampling probability up to scale), one entry per
+  // edge type, indexed by that type: an edge of type k and ID e weighs
+  // weights[k].values[e - weights[k].offset]. Non-negative; zero is never
+  // drawn. Empty: uniform.
+  struct EdgeWeights {
+    const float* values = nullptr;
+    int64_t offset = 0;
+  };
+  std::vector<EdgeWeights> weights;
 };
 
 // Sampled in-edges, seed after seed: counts[i] edges of seed i, their

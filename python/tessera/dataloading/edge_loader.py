@@ -75,7 +75,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         seed = int(torch.randint(0, 2 ** 62, (1,)))
         self._c = context.register_loader(_C.DataLoader.for_edges(
-            graph_sampler.c_sampler(), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
+            graph_sampler.c_sampler(g), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
             exclude_callback, negative_callback))

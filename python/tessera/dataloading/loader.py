@@ -49,14 +49,6 @@ class DistNodeDataLoader:
         self._g = g
         self._info = info
         self._device = torch.device(device) if device is not None else None
-        prob = getattr(graph_sampler, "prob", None)
-        if prob is not None:
-            if len(g.canonical_etypes) != 1:
-                raise ValueError(f"prob={prob!r}: sampling by edge weight needs a graph with one edge type (this one "
-                                 f"has {len(g.canonical_etypes)})")
-            if prob not in g.edata:
-                raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has "
-                               f"{g.edata.keys()})")
         book = g.get_partition_book()
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         seed = int(torch.randint(0, 2 ** 62, (1,)))  # torch.manual_seed decides the shuffle, as in DGL
@@ -79,7 +71,7 @@ class DistNodeDataLoader:
             raise ValueError("prefetch_node_feats / prefetch_labels: Tessera's loader prefetches the rows of a graph "
                              "with one node type and seeds not given by type; read the rows in the training loop")
         self._c = context.register_loader(_C.DataLoader(
-            graph_sampler.c_sampler(), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
+            graph_sampler.c_sampler(g), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else ""))
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats

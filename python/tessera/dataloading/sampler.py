@@ -5,7 +5,7 @@ class NeighborSampler:
     """NeighborSampler(fanouts, edge_dir='in', prob=None, replace=False, prefetch_node_feats=None,
     prefetch_labels=None, ...): `fanouts[i]` neighbours per node at layer i (input layer first), -1 for all
     in-edges, or a dict {etype: fanout} per layer (every edge type its own fanout, DGL's per-type sampling).
-    prob: the name of an edge feature (one float32 per edge, graphs with one edge type) that neighbours are
+    prob: the name of an edge feature (one float32 per edge, of every edge type) that neighbours are
     drawn in proportion to; edges of weight 0 are never drawn."""
 
     def __init__(self, fanouts, edge_dir="in", prob=None, mask=None, replace=False, prefetch_node_feats=None,
@@ -27,11 +27,15 @@ class NeighborSampler:
         self.prefetch_labels = _one_name(prefetch_labels, "prefetch_labels")
         self.output_device = output_device
         self._c = None
+        self._c_graph = None
 
-    def c_sampler(self):
+    def c_sampler(self, g):
+        """The C++ sampler for graph g (whose edge weights `prob` names)."""
         from .. import _C
-        if self._c is None:
-            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype, self.prob or "")
+        if self._c is None or self._c_graph is not g:
+            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype,
+                                         g._edge_weight_tensors(self.prob))
+            self._c_graph = g
         return self._c
 
     @property

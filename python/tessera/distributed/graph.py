@@ -163,6 +163,31 @@ class DistGraph(TypesOfBook):
         canonical = ":".join(self.to_canonical_etype(etype))
         return _DataView(self, "edge", canonical, self._info["edge_data"].get(canonical, []))
 
+    def _edge_weight_tensors(self, prob):
+        """The tensors C++ samples in proportion to for `prob` (an edge feature of every edge type, partition data
+        or a DistTensor assigned to g.edges[etype].data), one name per edge type; [] for None."""
+        self._check_edge_weight(prob)
+        if prob is None:
+            return []
+        return [self._edge_view(c)[prob]._c.name for c in self.canonical_etypes]
+
+    def _check_edge_weight(self, prob):
+        """`prob` (sampling in proportion to an edge feature) names a feature of every edge type, or is None."""
+        if prob is None:
+            return
+        if not isinstance(prob, str):
+            raise TypeError(f"prob names an edge feature (g.edata[prob], one float per edge), not "
+                            f"{type(prob).__name__}")
+        if len(self.canonical_etypes) == 1:
+            if prob not in self.edata:
+                raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has "
+                               f"{self.edata.keys()})")
+            return
+        lacking = [c for c in self.canonical_etypes if prob not in self._edge_view(c)]
+        if lacking:
+            raise KeyError(f"prob={prob!r}: edge type(s) {lacking} have no edge feature of that name; weighted "
+                           f"sampling needs it on every edge type")
+
     @property
     def ndata(self):
         return self._node_view(None)

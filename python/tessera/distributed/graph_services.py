@@ -108,19 +108,14 @@ def sample_neighbors(g, nodes, fanout, edge_dir="in", prob=None, exclude_edges=N
     if edge_dir != "in":
         raise ValueError("edge_dir: Tessera's partitions hold in-edges; sample_neighbors samples edge_dir='in'")
     typed = _typed(g)
-    if prob is not None and not isinstance(prob, str):
-        raise TypeError(f"prob names an edge feature (g.edata[prob]), not {type(prob).__name__}")
-    if prob is not None and typed:
-        raise ValueError("prob: Tessera samples a typed graph uniformly; weighted sampling needs one edge type")
-    if prob is not None and prob not in g.edata:
-        raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has {g.edata.keys()})")
     if typed and not isinstance(nodes, dict):
         raise ValueError(f"sample_neighbors: this graph has node types {g.ntypes}; give the nodes as "
                          f"{{ntype: type-local IDs}}")
     nodes = torch.unique(_nodes(g, nodes, "sample_neighbors nodes"))
     fan, per_type = _fanout(g, fanout)
     key = int(torch.randint(0, 2 ** 62, (1,)))
-    src, dst, eids, etypes = _C.sample_neighbors(nodes, fan, per_type, bool(replace), prob or "", key)
+    src, dst, eids, etypes = _C.sample_neighbors(nodes, fan, per_type, bool(replace), g._edge_weight_tensors(prob),
+                                                 key)
     if exclude_edges is not None:
         keep = ~torch.isin(eids, _edges(g, exclude_edges, "exclude_edges"))
         src, dst, eids = src[keep], dst[keep], eids[keep]

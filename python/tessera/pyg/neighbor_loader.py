@@ -120,7 +120,7 @@ class DistNeighborLoader:
         sampler = NeighborSampler(fanouts(g, num_neighbors))
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         self._c = context.register_loader(_C.DataLoader(
-            sampler.c_sampler(), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
+            sampler.c_sampler(g), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
             int(torch.randint(0, 2 ** 62, (1,))), seed_ntype=self._seed_type or "", pyg_layout=True))
         self._c.set_fetch("" if self._typed else (self._feature or ""), self._label or "")
         self._epoch = 0

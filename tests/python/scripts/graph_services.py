@@ -59,6 +59,20 @@ dropped = in_edges[::3]
 fr = dgl.distributed.sample_neighbors(g, seeds, -1, exclude_edges=dropped)
 assert torch.equal(torch.sort(fr.edata[dgl.EID]).values, in_edges[~torch.isin(in_edges, dropped)])
 
+# prob= names a DistTensor assigned here as well as partition data: with fanout -1, exactly the in-edges of
+# non-zero weight (DGL's rule); with a fanout, only those.
+weight = dgl.distributed.DistTensor((M,), torch.float32, name="made-weights",
+                                    part_policy=g.get_edge_partition_policy(g.canonical_etypes[0]))
+made = (torch.arange(M) % 4 != 1).float()
+if g.rank() == 0:
+    weight[torch.arange(M)] = made
+g.barrier()
+g.edata["made"] = weight
+fr = dgl.distributed.sample_neighbors(g, seeds, -1, prob="made")
+assert torch.equal(torch.sort(fr.edata[dgl.EID]).values, in_edges[made[in_edges] > 0])
+fr = dgl.distributed.sample_neighbors(g, seeds, 2, prob="made")
+assert bool((made[fr.edata[dgl.EID]] > 0).all()) and fr.num_edges() > 0
+
 # to_block: destinations first, every block edge the frontier's edge.
 fr = dgl.distributed.sample_neighbors(g, seeds, 5)
 fr.edata["w"] = torch.arange(fr.num_edges(), dtype=torch.float32)

@@ -187,6 +187,50 @@ nu, nv = negative_sampler.Uniform(3)(g, {"writes": torch.tensor([4, 7])})[("auth
 assert torch.equal(nu, ENDS[("author", "writes", "paper")][0][[4, 4, 4, 7, 7, 7]])
 assert bool((nv < g.num_nodes("paper")).all())
 
+# Weighted sampling (prob=) on a typed graph: a weight "w" on every edge type (a DistTensor made here and
+# assigned to g.edges[etype].data), zero for a third of each type's edges in a pattern of its own; no zero-weight
+# edge is drawn, and fanouts count the edges of weight > 0.
+W = {c: ((torch.arange(g.num_edges(c)) * (i + 2)) % 3 != 0).float() * (1 + torch.arange(g.num_edges(c)) % 5)
+     for i, c in enumerate(ETYPES)}
+for c in ETYPES:
+    t = dgl.distributed.DistTensor((g.num_edges(c),), torch.float32, name=f"weight-{c[1]}",
+                                   part_policy=g.get_edge_partition_policy(c))
+    if g.rank() == 0:
+        t[torch.arange(g.num_edges(c))] = W[c]
+    g.edges[c].data["w"] = t
+g.barrier()
+POSITIVE = {c: torch.bincount(ENDS[c][1][W[c] > 0], minlength=g.num_nodes(c[2])) for c in ETYPES}
+
+
+def check_weighted(fr):
+    check_real(fr)
+    for c in ETYPES:
+        assert bool((W[c][fr.edges[c].data[dgl.EID]] > 0).all()), ("a zero-weight edge was drawn", c)
+
+
+fr = dgl.distributed.sample_neighbors(g, seeds, 3, prob="w")
+check_weighted(fr)
+for nt, ids in seeds.items():
+    total = sum(POSITIVE[c][ids] for c in ETYPES if c[2] == nt)
+    got = sum(torch.bincount(fr.edges(etype=c)[1], minlength=g.num_nodes(nt))[ids] for c in ETYPES if c[2] == nt)
+    assert torch.equal(got, total.clamp(max=3)), nt
+fr = dgl.distributed.sample_etype_neighbors(g, seeds, {c: 2 for c in ETYPES}, prob="w")
+check_weighted(fr)
+for c in ETYPES:
+    if c[2] in seeds:
+        got = torch.bincount(fr.edges(etype=c)[1], minlength=g.num_nodes(c[2]))[seeds[c[2]]]
+        assert torch.equal(got, POSITIVE[c][seeds[c[2]]].clamp(max=2)), c
+fr = dgl.distributed.sample_neighbors(g, seeds, -1, prob="w")  # DGL: every in-edge of non-zero weight
+for c in ETYPES:
+    assert torch.equal(torch.sort(fr.edges[c].data[dgl.EID]).values, in_edges[c][W[c][in_edges[c]] > 0]), c
+loader = dgl.dataloading.DistNodeDataLoader(g, seeds, dgl.dataloading.NeighborSampler([{c: 2 for c in ETYPES}, 3],
+                                                                                      prob="w"), batch_size=50)
+for _, _, blocks in loader:
+    for block in blocks:
+        for c in ETYPES:
+            assert bool((W[c][block[c].edata[dgl.EID]] > 0).all()), ("the loader drew a zero-weight edge", c)
+raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, seeds, 3, prob="nope"), "every edge type")
+
 
 def check_exclusion(blocks, gone_of):
     """Each layer holds exactly the in-edges of its destinations, less gone_of(c) (a mask over c's edges)."""
