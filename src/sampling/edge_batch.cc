@@ -125,7 +125,21 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
   batch->neg_dst.clear();
   batch->etypes.clear();
   batch->neg_etypes.clear();
-  distributed::find_edges(ctx, client, rotation, batch->eids.data(), n, batch->src.data(), batch->dst.data());
+  if (!options.pair_src.empty() || !options.pair_dst.empty()) {
+    const auto pairs = static_cast<int64_t>(options.pair_src.size());
+    if (options.pair_dst.size() != options.pair_src.size() || options.exclude != EdgeBatchOptions::Exclude::kNone ||
+        ctx.config().etypes.size() != 1 || ctx.config().ntypes.size() != 1)
+      fail("a batch of node pairs needs as many sources as destinations, a graph of one node and edge type, and "
+           "no exclusion");
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t p = batch->eids[i];
+      if (p < 0 || p >= pairs) fail("pair {} is outside 0..{}", p, pairs - 1);
+      batch->src[i] = options.pair_src[p];
+      batch->dst[i] = options.pair_dst[p];
+    }
+  } else {
+    distributed::find_edges(ctx, client, rotation, batch->eids.data(), n, batch->src.data(), batch->dst.data());
+  }
   if (ctx.config().ntypes.size() > 1 || ctx.config().etypes.size() > 1)
     for (const int64_t e : batch->eids) batch->etypes.push_back(ctx.book().typed_edge(e).etype);
   exclude->eids.clear();

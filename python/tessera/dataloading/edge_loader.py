@@ -53,7 +53,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
 
     def __init__(self, g, eids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  exclude=None, reverse_eids=None, reverse_etypes=None, negative_sampler=None, num_samplers=None,
-                 **kwargs):
+                 _pairs=None, **kwargs):
         if isinstance(graph_sampler, EdgePredictionSampler):
             exclude = graph_sampler.exclude if exclude is None else exclude
             reverse_eids = graph_sampler.reverse_eids if reverse_eids is None else reverse_eids
@@ -63,7 +63,9 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         check_loader_arguments("DistEdgeDataLoader", g, batch_size, kwargs, {"num_workers"})
         info = context.ensure_initialized()
         typed = len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
-        eids = _homogeneous_eids(g, eids, typed)
+        # tessera.pyg's link loader batches node pairs (src, dst) of its own: eids then index them.
+        pairs = (empty_ids(), empty_ids()) if _pairs is None else _pairs
+        eids = _homogeneous_eids(g, eids, typed) if _pairs is None else eids
         exclude_name, reverse, reverse_types, exclude_callback = _exclusion(g, eids, exclude, reverse_eids,
                                                                             reverse_etypes, typed)
         negatives, negative_callback = _negatives(g, negative_sampler, typed)
@@ -78,7 +80,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             graph_sampler.c_sampler(g), eids, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
-            exclude_callback, negative_callback))
+            exclude_callback, negative_callback, *pairs))
         self._epoch = 0
         self._feature = graph_sampler.prefetch_node_feats
         self._label = None
@@ -125,6 +127,10 @@ def _typed_pair_graph(book, seeds, src, dst, eids, etypes):
 
 
 EdgeDataLoader = DistEdgeDataLoader
+
+
+def empty_ids():
+    return torch.zeros(0, dtype=torch.int64)
 
 
 def _check_range(ids, bound, what):

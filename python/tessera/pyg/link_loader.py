@@ -4,9 +4,10 @@ and sample the pairs' neighbourhoods ahead of the loop.
 
 A batch is PyG's `Data`: the subgraph (`n_id`, `e_id`, `x`, `edge_index`, as DistNeighborLoader lays it out,
 the pairs' nodes first) and the supervision, in local indices: with neg_sampling="binary", `edge_label_index`
-(the batch's edges, then the negative pairs) and `edge_label` (1s, then 0s); with "triplet", `src_index`,
-`dst_pos_index` and `dst_neg_index` ([batch, amount], or [batch] when amount is 1); `input_id` holds the
-batch's edge IDs.
+(the batch's pairs, then the negative pairs) and `edge_label` (1s, or the pairs' edge_label shifted so that 0
+is negative as PyG shifts it, then 0s); with "triplet", `src_index`, `dst_pos_index` and `dst_neg_index`
+([batch, amount], or [batch] when amount is 1); `input_id` holds the batch's indices into edge_label_index
+(or, without it, the batch's edge IDs).
 """
 import math
 
@@ -43,11 +44,12 @@ def _negatives(neg_sampling, neg_sampling_ratio):
 
 
 class DistLinkNeighborLoader:
-    """DistLinkNeighborLoader(data, num_neighbors, edge_label_index=None, neg_sampling=None, batch_size=1,
-    shuffle=False, drop_last=False, collect_features=True, exclude=None): the supervision edges are the
-    graph's edges (edge_label_index None: all of them), or those whose IDs `edge_ids` gives. exclude (Tessera's
-    argument; PyG excludes nothing): None, "self" (the batch's edges leave its subgraph) or "reverse" (and
-    their reverses)."""
+    """DistLinkNeighborLoader(data, num_neighbors, edge_label_index=None, edge_label=None, neg_sampling=None,
+    batch_size=1, shuffle=False, drop_last=False, collect_features=True, exclude=None): the supervision pairs
+    are edge_label_index ([2, n] node IDs, edges of the graph or not, as PyG's RandomLinkSplit leaves them),
+    or the graph's edges (all of them, or those whose IDs `edge_ids` gives), labelled by edge_label when
+    given. exclude (Tessera's argument for the graph's own edges; PyG excludes nothing): None, "self" (the
+    batch's edges leave its subgraph) or "reverse" (and their reverses)."""
 
     def __init__(self, data, num_neighbors, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, collect_features=True,
@@ -61,17 +63,19 @@ class DistLinkNeighborLoader:
         if typed(g):
             raise ValueError("DistLinkNeighborLoader samples a graph of one node and edge type; for a typed graph use "
                              "tessera.dgl's DistEdgeDataLoader with {etype: edge IDs}")
-        if edge_label_index is not None:
-            raise ValueError("edge_label_index: Tessera batches the graph's own edges by ID; give edge_ids=IDs "
-                             "(or nothing, for every edge). Held-out pairs are ranked apart: tessera partition "
-                             "--test-edges records them (tessera.distributed.held_out_edges)")
-        if edge_label is not None:
-            raise ValueError("edge_label: the supervision edges are the graph's, labelled 1 (negatives 0)")
         self._mode, self._amount = _negatives(neg_sampling, neg_sampling_ratio)
+        pairs = _pairs(g, edge_label_index, edge_ids, exclude)
+        if pairs is not None:
+            eids = torch.arange(pairs[0].numel())
+        else:
+            eids = torch.arange(g.num_edges()) if edge_ids is None else edge_ids
+        if edge_label is not None and edge_ids is not None:
+            raise ValueError("edge_label with edge_ids: give the labelled pairs as edge_label_index, or label every "
+                             "edge of the graph (edge_ids None)")
+        self._labels = _labels(edge_label, len(eids), self._mode)  # indexed by the batch's input_id
         self._g = g
         self._device = torch.device(to_device) if to_device is not None else None
         self._feature = self.data.feature_name if collect_features and self.data.feature_name in g.ndata else None
-        eids = torch.arange(g.num_edges()) if edge_ids is None else edge_ids
         if self._mode == "binary":
             sampler = negative_sampler.GlobalUniform(max(1, math.ceil(self._amount)), exclude_self_loops=False,
                                                      replace=True)
@@ -82,7 +86,8 @@ class DistLinkNeighborLoader:
         self._loader = DistEdgeDataLoader(g, eids, NeighborSampler(fanouts(g, num_neighbors),
                                                                    prefetch_node_feats=self._feature),
                                           batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
-                                          exclude=exclude, negative_sampler=sampler, num_samplers=num_samplers)
+                                          exclude=exclude, negative_sampler=sampler, num_samplers=num_samplers,
+                                          _pairs=pairs)
 
     def __len__(self):
         return len(self._loader)
@@ -109,13 +114,51 @@ class DistLinkNeighborLoader:
             k = int(self._amount)
             data.dst_neg_index = neg_dst.view(-1, k) if k > 1 else neg_dst
         else:
-            labels = torch.ones(len(src))
+            labels = torch.ones(len(src)) if self._labels is None else self._labels[data.input_id]
             if self._mode == "binary":
                 nu, nv = neg.edges()
                 wanted = math.ceil(self._amount * len(src))
                 nu, nv = nu[:wanted], nv[:wanted]
                 src, dst = torch.cat([src, nu]), torch.cat([dst, nv])
-                labels = torch.cat([labels, torch.zeros(len(nu))])
+                labels = torch.cat([labels, labels.new_zeros((len(nu),) + tuple(labels.shape[1:]))])
             data.edge_label_index = torch.stack([src, dst])
             data.edge_label = labels
         return data
+
+
+def _pairs(g, edge_label_index, edge_ids, exclude):
+    """PyG's edge_label_index as (sources, destinations) node IDs, checked, or None to batch the graph's edges."""
+    if edge_label_index is None:
+        return None
+    if edge_ids is not None:
+        raise ValueError("give edge_label_index (node pairs) or edge_ids (the graph's edges), not both")
+    if exclude is not None:
+        raise ValueError(f"exclude={exclude!r}: the pairs of edge_label_index are not the graph's edges, so none "
+                         f"leave the subgraph; remove them from the graph (PyG's RandomLinkSplit does) or give "
+                         f"edge_ids")
+    index = torch.as_tensor(edge_label_index)
+    if index.dim() != 2 or index.shape[0] != 2 or index.dtype.is_floating_point or index.dtype == torch.bool:
+        raise ValueError(f"edge_label_index: a [2, n] tensor of node IDs, not {tuple(index.shape)} of {index.dtype}")
+    index = index.to(torch.int64)
+    n = g.num_nodes()
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= n):
+        bad = int(index[(index < 0) | (index >= n)][0])
+        raise IndexError(f"edge_label_index: node {bad} is outside 0..{n - 1}")
+    return index[0].contiguous(), index[1].contiguous()
+
+
+def _labels(edge_label, count, mode):
+    """PyG's edge_label, one per supervision pair, shifted by 1 for binary negatives when it holds 0 (0 then means
+    negative), or None."""
+    if edge_label is None:
+        return None
+    if mode == "triplet":
+        raise ValueError("edge_label needs to be None for 'triplet' negative sampling (use the batch's src_index, "
+                         "dst_pos_index and dst_neg_index), as in PyG")
+    labels = torch.as_tensor(edge_label)
+    if labels.dim() == 0 or labels.shape[0] != count:
+        raise ValueError(f"edge_label has {labels.shape[0] if labels.dim() else 0} entries for {count} supervision "
+                         f"pairs")
+    if mode == "binary" and labels.numel() and labels.min() == 0:
+        labels = labels + 1
+    return labels

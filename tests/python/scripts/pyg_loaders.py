@@ -89,12 +89,43 @@ assert batch.dst_neg_index.shape == (30, 3)
 assert torch.equal(batch.n_id[batch.src_index], SRC[batch.input_id])
 assert torch.equal(batch.n_id[batch.dst_pos_index], DST[batch.input_id])
 
+# edge_label_index: node pairs of one's own (edges of the graph or not, as RandomLinkSplit leaves them) with their
+# labels; input_id indexes the pairs, labels holding 0 are shifted by 1 (0: negative), the pairs' nodes come first
+# and are sampled as seeds.
+PAIRS = torch.stack([torch.randint(0, N, (90,)), torch.randint(0, N, (90,))])
+PAIRS[:, :10] = torch.stack([SRC[:10], DST[:10]])  # some are edges
+PAIR_LABEL = torch.arange(90) % 3
+loader = tpyg.DistLinkNeighborLoader(dataset, [3, 2], edge_label_index=PAIRS, edge_label=PAIR_LABEL,
+                                     neg_sampling="binary", batch_size=32, shuffle=True)
+seen = []
+for batch in loader:
+    n_id, (a, b), k = batch.n_id, batch.edge_label_index, len(batch.input_id)
+    seen.append(batch.input_id)
+    assert len(a) == 2 * k
+    assert torch.equal(n_id[a[:k]], PAIRS[0][batch.input_id]) and torch.equal(n_id[b[:k]], PAIRS[1][batch.input_id])
+    assert torch.equal(batch.edge_label[:k], PAIR_LABEL[batch.input_id] + 1) and bool((batch.edge_label[k:] == 0).all())
+    u, v = batch.edge_index
+    assert torch.equal(SRC[batch.e_id], n_id[u]) and torch.equal(DST[batch.e_id], n_id[v])
+    ends = torch.unique(torch.cat([a, b]))
+    assert torch.equal(torch.bincount(v, minlength=len(n_id))[ends], DEG[n_id[ends]].clamp(max=3)), "seeds' hop"
+    assert torch.equal(batch.x, FEAT[n_id])
+assert torch.equal(torch.sort(torch.cat(seen)).values, torch.arange(90)), "every pair once per epoch"
+batch = next(iter(tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, batch_size=16)))
+assert torch.equal(batch.edge_label, torch.ones(16)) and torch.equal(batch.n_id[batch.edge_label_index[0]],
+                                                                      PAIRS[0][batch.input_id])
+
 
 raises(IndexError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=torch.tensor([N]), batch_size=4), str(N))
 raises(ValueError, lambda: tpyg.DistNeighborLoader(g, {"x": [2]}, batch_size=4), "edge types")
 raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], neg_sampling="ternary"), "binary")
-raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=torch.zeros(2, 3, dtype=torch.long)),
-       "edge_ids")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, edge_ids=eids), "not both")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS[0]), "[2, n]")
+raises(IndexError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS + N), f"outside 0..{N - 1}")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, exclude="self"), "exclude")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, edge_label=PAIR_LABEL[:5]),
+       "entries")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, edge_label=PAIR_LABEL,
+                                                       neg_sampling="triplet"), "triplet")
 raises(RuntimeError, lambda: tpyg.init_server(), "tessera launch")
 if g.rank() == 0:
     print("OK")
