@@ -106,14 +106,16 @@ std::shared_ptr<py::object> shared_callable(py::object callable) {
 // "", "per_source", "global" or "callback"; exclude "", "self", "reverse_id",
 // "reverse_types" (reverse_etypes: edge type -> reverse type), "reverse" (every
 // edge joining a pair's nodes, either way) or "callback". With pair_src and
-// pair_dst (node pairs, PyG's edge_label_index), eids index those pairs.
+// pair_dst (node pairs, PyG's edge_label_index; of edge type pair_etype on a
+// typed graph), eids index those pairs.
 std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, const torch::Tensor& eids_in,
                                             int64_t batch_size, bool shuffle, bool drop_last, int num_samplers,
                                             uint64_t seed, const std::string& negative_mode, int64_t k,
                                             bool exclude_self_loops, bool replace, const std::string& exclude,
                                             const torch::Tensor& reverse_eids, std::map<int, int> reverse_etypes,
                                             py::object exclude_callback, py::object negative_callback,
-                                            const torch::Tensor& pair_src, const torch::Tensor& pair_dst) {
+                                            const torch::Tensor& pair_src, const torch::Tensor& pair_dst,
+                                            int pair_etype) {
   distributed::Context& ctx = context();
   const torch::Tensor eids = id_tensor(eids_in, "edge IDs");
   auto edges = std::make_shared<sampling::EdgeBatchOptions>();
@@ -169,6 +171,7 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
     const torch::Tensor s = id_tensor(pair_src, "the pairs' sources"), d = id_tensor(pair_dst, "the pairs' destinations");
     edges->pair_src.assign(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
     edges->pair_dst.assign(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
+    edges->pair_etype = pair_etype;
   }
   sampling::LoaderOptions options = loader_options(batch_size, shuffle, drop_last, num_samplers, seed);
   options.edges = std::move(edges);
@@ -212,7 +215,7 @@ void bind_sampling(py::module_& m) {
                   py::arg("shuffle"), py::arg("drop_last"), py::arg("num_samplers"), py::arg("seed"),
                   py::arg("negative_mode"), py::arg("k"), py::arg("exclude_self_loops"), py::arg("replace"),
                   py::arg("exclude"), py::arg("reverse_eids"), py::arg("reverse_etypes"), py::arg("exclude_callback"),
-                  py::arg("negative_callback"), py::arg("pair_src"), py::arg("pair_dst"),
+                  py::arg("negative_callback"), py::arg("pair_src"), py::arg("pair_dst"), py::arg("pair_etype"),
                   py::keep_alive<0, 1>())
       .def_property_readonly("batches_per_epoch", &DistDataLoader::batches_per_epoch)
       .def("start_epoch", [](DistDataLoader& l, int epoch) {

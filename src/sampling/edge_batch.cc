@@ -107,6 +107,30 @@ void user_negatives(const distributed::Context& ctx, const NegativeSampling& opt
   }
 }
 
+// A batch of node pairs (options.pair_src / pair_dst, indexed by the batch's
+// "edge IDs"), checked, with their edge type on a typed graph.
+void read_pairs(const distributed::Context& ctx, const EdgeBatchOptions& options, bool typed, EdgeBatch* batch) {
+  const auto pairs = static_cast<int64_t>(options.pair_src.size());
+  const auto num_etypes = static_cast<int>(ctx.config().etypes.size());
+  if (options.pair_dst.size() != options.pair_src.size() || options.exclude != EdgeBatchOptions::Exclude::kNone)
+    fail("a batch of node pairs needs as many sources as destinations, and no exclusion");
+  if (typed && (options.pair_etype < 0 || options.pair_etype >= num_etypes))
+    fail("node pairs of a typed graph need their edge type, one of 0..{} (got {})", num_etypes - 1,
+         options.pair_etype);
+  for (size_t i = 0; i < batch->eids.size(); ++i) {
+    const int64_t p = batch->eids[i];
+    if (p < 0 || p >= pairs) fail("pair {} is outside 0..{}", p, pairs - 1);
+    batch->src[i] = options.pair_src[p];
+    batch->dst[i] = options.pair_dst[p];
+    if (!typed) continue;
+    if (ctx.book().typed_node(batch->src[i]).ntype != ctx.config().etype_src(options.pair_etype) ||
+        ctx.book().typed_node(batch->dst[i]).ntype != ctx.config().etype_dst(options.pair_etype))
+      fail("pair {} ({}, {}) does not join the node types of edge type {}", p, batch->src[i], batch->dst[i],
+           ctx.config().etypes[options.pair_etype]);
+    batch->etypes.push_back(options.pair_etype);
+  }
+}
+
 // Replaces node IDs by their positions in `seeds` (sorted, holding them all).
 void to_positions(const std::vector<int64_t>& seeds, std::vector<int64_t>* ids) {
   for (int64_t& id : *ids) id = std::lower_bound(seeds.begin(), seeds.end(), id) - seeds.begin();
@@ -125,23 +149,14 @@ void plan_edge_batch(distributed::Context& ctx, net::Client* client, int rotatio
   batch->neg_dst.clear();
   batch->etypes.clear();
   batch->neg_etypes.clear();
+  const bool typed = ctx.config().ntypes.size() > 1 || ctx.config().etypes.size() > 1;
   if (!options.pair_src.empty() || !options.pair_dst.empty()) {
-    const auto pairs = static_cast<int64_t>(options.pair_src.size());
-    if (options.pair_dst.size() != options.pair_src.size() || options.exclude != EdgeBatchOptions::Exclude::kNone ||
-        ctx.config().etypes.size() != 1 || ctx.config().ntypes.size() != 1)
-      fail("a batch of node pairs needs as many sources as destinations, a graph of one node and edge type, and "
-           "no exclusion");
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t p = batch->eids[i];
-      if (p < 0 || p >= pairs) fail("pair {} is outside 0..{}", p, pairs - 1);
-      batch->src[i] = options.pair_src[p];
-      batch->dst[i] = options.pair_dst[p];
-    }
+    read_pairs(ctx, options, typed, batch);
   } else {
     distributed::find_edges(ctx, client, rotation, batch->eids.data(), n, batch->src.data(), batch->dst.data());
+    if (typed)
+      for (const int64_t e : batch->eids) batch->etypes.push_back(ctx.book().typed_edge(e).etype);
   }
-  if (ctx.config().ntypes.size() > 1 || ctx.config().etypes.size() > 1)
-    for (const int64_t e : batch->eids) batch->etypes.push_back(ctx.book().typed_edge(e).etype);
   exclude->eids.clear();
   exclude->ends.clear();
   for (int64_t i = 0; i < n; ++i) {

@@ -59,11 +59,14 @@ struct EdgeBatchOptions {
   // kCallback: the edge IDs to exclude for a batch's edges (DGL's callable
   // `exclude`); called on a sampler thread, so it must be thread-safe.
   std::function<std::vector<int64_t>(const std::vector<int64_t>& eids)> exclude_callback;
-  // Node pairs to batch instead of the graph's edges (PyG's edge_label_index,
-  // on a graph of one node and edge type): when set, a batch's "edge IDs" are indices
-  // into these, its ends are read here rather than found on the servers, and
-  // nothing is excluded (kNone). Pairs need not be edges of the graph.
+  // Node pairs to batch instead of the graph's edges (PyG's edge_label_index;
+  // homogeneous node IDs): when set, a batch's "edge IDs" are indices into
+  // these, its ends are read here rather than found on the servers, and
+  // nothing is excluded (kNone). Pairs need not be edges of the graph. On a
+  // typed graph every pair is of edge type `pair_etype`, whose ends' node
+  // types its ends must have.
   std::vector<int64_t> pair_src, pair_dst;
+  int pair_etype = -1;
 };
 
 // The edge part of one batch. Positions index the batch's seed nodes (its

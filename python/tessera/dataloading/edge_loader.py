@@ -63,8 +63,10 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         check_loader_arguments("DistEdgeDataLoader", g, batch_size, kwargs, {"num_workers"})
         info = context.ensure_initialized()
         typed = len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
-        # tessera.pyg's link loader batches node pairs (src, dst) of its own: eids then index them.
-        pairs = (empty_ids(), empty_ids()) if _pairs is None else _pairs
+        # tessera.pyg's link loader batches node pairs (src, dst, edge type ID or -1) of its own: eids then
+        # index them.
+        pairs = (empty_ids(), empty_ids(), -1) if _pairs is None else _pairs
+        self._pairs = _pairs is not None
         eids = _homogeneous_eids(g, eids, typed) if _pairs is None else eids
         exclude_name, reverse, reverse_types, exclude_callback = _exclusion(g, eids, exclude, reverse_eids,
                                                                             reverse_etypes, typed)
@@ -103,11 +105,13 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             graph = Graph(src, dst, len(seeds), eids=eids)
             graph.ndata[NID] = seeds
         else:
-            graph = _typed_pair_graph(self._book, seeds, src, dst, eids, etypes)
+            graph = _typed_pair_graph(self._book, seeds, src, dst, eids, etypes, local_eids=not self._pairs)
         return graph.to(self._device) if self._device is not None else graph
 
 
-def _typed_pair_graph(book, seeds, src, dst, eids, etypes):
+def _typed_pair_graph(book, seeds, src, dst, eids, etypes, local_eids=True):
+    """local_eids: eids are homogeneous edge IDs, given per relation as type-local ones (else kept as they are:
+    the indices of node pairs)."""
     types, local = book.map_to_per_ntype(seeds)
     rank = torch.empty(len(seeds), dtype=torch.int64)  # a seed's position among the seeds of its type
     num_nodes = {}
@@ -115,11 +119,12 @@ def _typed_pair_graph(book, seeds, src, dst, eids, etypes):
         mine = types == t
         rank[mine] = torch.arange(int(mine.sum()))
         num_nodes[nt] = int(mine.sum())
-    local_eids = None if eids is None else book.map_to_per_etype(eids)[1]
+    if eids is not None and local_eids:
+        eids = book.map_to_per_etype(eids)[1]
     relations = {}
     for r, c in enumerate(book.canonical_etypes):
         keep = etypes == r
-        relations[c] = (rank[src[keep]], rank[dst[keep]], None if eids is None else local_eids[keep])
+        relations[c] = (rank[src[keep]], rank[dst[keep]], None if eids is None else eids[keep])
     graph = HeteroGraph(num_nodes, relations)
     for t, nt in enumerate(book.ntypes):
         graph.nodes[nt].data[NID] = local[types == t]

@@ -14,7 +14,7 @@ from ..distributed import context
 from ..distributed.tensor import to_ids
 from ._pyg import pyg_data
 from .dataset import DistDataset
-from .subgraph import Subgraph
+from .subgraph import Subgraph, hetero_data
 
 
 def typed(g):
@@ -153,23 +153,7 @@ class DistNeighborLoader:
         return data
 
     def _hetero(self, sub, labels):
-        g, book = self._g, self._book
-        types, local = book.map_to_per_ntype(sub.nodes)
-        rank = torch.empty(len(sub.nodes), dtype=torch.int64)  # a node's index among those of its type
-        data = self._pyg.HeteroData()
-        for t, nt in enumerate(g.ntypes):
-            mine = types == t
-            rank[mine] = torch.arange(int(mine.sum()))
-            store = data[nt]
-            store.n_id = local[mine]
-            store.num_nodes = int(mine.sum())
-            if self._feature is not None and self._feature in g.nodes[nt].data:
-                store.x = g.nodes[nt].data[self._feature][local[mine]]
-        edge_types, edge_local = book.map_to_per_etype(sub.eids)
-        for r, c in enumerate(g.canonical_etypes):
-            mine = edge_types == r
-            data[c].edge_index = torch.stack([rank[sub.src[mine]], rank[sub.dst[mine]]])
-            data[c].e_id = edge_local[mine]
+        data = hetero_data(self._pyg, self._g, sub, self._feature)
         seeds = data[self._seed_type]
         seeds.batch_size = sub.num_seeds
         if labels is not None:

@@ -36,3 +36,27 @@ def positions_of(all_nodes, nodes):
     """Where each of `nodes` is in `all_nodes` (which holds them all, each once)."""
     order = torch.argsort(all_nodes)
     return order[torch.searchsorted(all_nodes[order], nodes)]
+
+
+def hetero_data(pyg, g, sub, feature):
+    """The subgraph of a typed graph as PyG's HeteroData: per node type `n_id` (type-local IDs, the seeds of the
+    type first), `num_nodes` and `x` (node data `feature`, where the type has it); per edge type `edge_index`
+    (indices among its end types' nodes) and `e_id` (type-local edge IDs)."""
+    book = g.get_partition_book()
+    types, local = book.map_to_per_ntype(sub.nodes)
+    rank = torch.empty(len(sub.nodes), dtype=torch.int64)  # a node's index among those of its type
+    data = pyg.HeteroData()
+    for t, nt in enumerate(g.ntypes):
+        mine = types == t
+        rank[mine] = torch.arange(int(mine.sum()))
+        store = data[nt]
+        store.n_id = local[mine]
+        store.num_nodes = int(mine.sum())
+        if feature is not None and feature in g.nodes[nt].data:
+            store.x = g.nodes[nt].data[feature][local[mine]]
+    edge_types, edge_local = book.map_to_per_etype(sub.eids)
+    for r, c in enumerate(g.canonical_etypes):
+        mine = edge_types == r
+        data[c].edge_index = torch.stack([rank[sub.src[mine]], rank[sub.dst[mine]]])
+        data[c].e_id = edge_local[mine]
+    return data

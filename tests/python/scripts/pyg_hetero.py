@@ -1,5 +1,5 @@
-"""Run by test_pyg.py: tessera.pyg's node loader on a typed graph (mag-like) yields PyG HeteroData, each batch
-checked against the graph's own edges (find_edges of each type, checked against the raw relations in
+"""Run by test_pyg.py: tessera.pyg's node and link loaders on a typed graph (mag-like) yield PyG HeteroData,
+each batch checked against the graph's own edges (find_edges of each type, checked against the raw relations in
 typed_graph_services.py) and node data. Every check is an assert; prints OK last."""
 import sys
 
@@ -36,6 +36,54 @@ for step, batch in enumerate(loader):
         break
 
 
+
+def check_subgraph(batch):
+    for c in g.canonical_etypes:
+        u, v = batch[c].edge_index
+        src, dst = g.find_edges(batch[c].e_id, etype=c)
+        assert torch.equal(src, batch[c[0]].n_id[u]) and torch.equal(dst, batch[c[2]].n_id[v]), c
+    assert torch.equal(batch["paper"].x, g.nodes["paper"].data["feat"][batch["paper"].n_id])
+
+
+# The link loader on a typed graph: edge_label_index names the supervision type; its pairs (then the binary
+# negatives, which are not edges of the type) sit on that type's store, in indices among its end types' nodes.
+W = ("author", "writes", "paper")
+PAPERS = g.num_nodes("paper")
+WU, WV = g.find_edges(torch.arange(g.num_edges(W)), etype=W)
+loader = tpyg.DistLinkNeighborLoader(g, [3, 2], edge_label_index=W, neg_sampling="binary", batch_size=40,
+                                     shuffle=True)
+for step, batch in enumerate(loader):
+    assert isinstance(batch, HeteroData)
+    (a, b), k = batch[W].edge_label_index, len(batch[W].input_id)
+    fu, fv = g.find_edges(batch[W].input_id, etype=W)
+    assert len(a) == 2 * k and torch.equal(batch["author"].n_id[a[:k]], fu)
+    assert torch.equal(batch["paper"].n_id[b[:k]], fv)
+    assert torch.equal(batch[W].edge_label, torch.cat([torch.ones(k), torch.zeros(k)]))
+    negatives = batch["author"].n_id[a[k:]] * PAPERS + batch["paper"].n_id[b[k:]]
+    assert not bool(torch.isin(negatives, WU * PAPERS + WV).any()), "binary negatives are not edges of the type"
+    check_subgraph(batch)
+    if step == 2:
+        break
+batch = next(iter(tpyg.DistLinkNeighborLoader(g, [2], edge_label_index="writes",
+                                              neg_sampling={"mode": "triplet", "amount": 2}, batch_size=30)))
+fu, fv = g.find_edges(batch[W].input_id, etype=W)
+assert torch.equal(batch["author"].n_id[batch["author"].src_index], fu)
+assert torch.equal(batch["paper"].n_id[batch["paper"].dst_pos_index], fv)
+assert batch["paper"].dst_neg_index.shape == (30, 2)
+# Node pairs of one's own, (edge type, [2, n] type-local IDs), labelled; every pair once per epoch.
+PAIRS = torch.stack([torch.randint(0, g.num_nodes("author"), (50,)), torch.randint(0, PAPERS, (50,))])
+loader = tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=(W, PAIRS), edge_label=torch.arange(50) % 2,
+                                     neg_sampling="binary", batch_size=20, shuffle=True)
+seen = []
+for batch in loader:
+    (a, b), ids = batch[W].edge_label_index, batch[W].input_id
+    seen.append(ids)
+    assert torch.equal(batch["author"].n_id[a[:len(ids)]], PAIRS[0][ids])
+    assert torch.equal(batch["paper"].n_id[b[:len(ids)]], PAIRS[1][ids])
+    assert torch.equal(batch[W].edge_label, torch.cat([ids % 2 + 1, torch.zeros(len(ids), dtype=torch.int64)]))
+    check_subgraph(batch)
+assert torch.equal(torch.sort(torch.cat(seen)).values, torch.arange(50))
+
 fan = {c: [3, 2] for c in g.canonical_etypes}
 batch = next(iter(tpyg.DistNeighborLoader(g, fan, input_nodes="paper", batch_size=20)))
 assert batch["paper"].batch_size == 20
@@ -48,4 +96,8 @@ raises(KeyError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=("venue", N
 raises(IndexError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=("paper", torch.tensor([10 ** 6]))),
        str(10 ** 6))
 raises(ValueError, lambda: tpyg.DistNeighborLoader(g, [2], input_nodes=torch.arange(3)), "ntype")
+raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2]), "edge type")
+raises(KeyError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=("nope", PAIRS)), "nope")
+raises(IndexError, lambda: tpyg.DistLinkNeighborLoader(
+    g, [2], edge_label_index=(W, PAIRS + torch.tensor([[g.num_nodes("author")], [0]]))), "of type 'author'")
 print("OK")
