@@ -74,4 +74,13 @@ torch::Tensor id_tensor(const torch::Tensor& ids, const std::string& what) {
   }
 }
 
+torch::Tensor checked_ids(const torch::Tensor& ids, int64_t bound, const std::string& what) {
+  torch::Tensor t = id_tensor(ids, what);
+  const int64_t* p = t.data_ptr<int64_t>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (p[i] < 0 || p[i] >= bound)
+      throw py::index_error(fmt::format("{}: ID {} (position {}) is outside 0..{}", what, p[i], i, bound - 1));
+  return t;
+}
+
 }  // namespace tessera::python

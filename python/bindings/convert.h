@@ -31,6 +31,9 @@ Array to_array(const torch::Tensor& t, const std::string& what);
 // (converted if it is another integer type). TypeError otherwise.
 torch::Tensor id_tensor(const torch::Tensor& ids, const std::string& what);
 
+// The same, each ID in [0, bound), or IndexError naming the argument.
+torch::Tensor checked_ids(const torch::Tensor& ids, int64_t bound, const std::string& what);
+
 // A Python exception type for a message, raised by the caller.
 struct TypeError : std::exception {
   explicit TypeError(std::string m) : message(std::move(m)) {}

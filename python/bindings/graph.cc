@@ -17,16 +17,6 @@
 namespace tessera::python {
 namespace {
 
-// IDs in [0, bound) or IndexError naming the argument, before anything is sent.
-torch::Tensor checked_ids(const torch::Tensor& ids, int64_t bound, const std::string& what) {
-  torch::Tensor t = id_tensor(ids, what);
-  const int64_t* p = t.data_ptr<int64_t>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (p[i] < 0 || p[i] >= bound)
-      throw py::index_error(fmt::format("{}: ID {} (position {}) is outside 0..{}", what, p[i], i, bound - 1));
-  return t;
-}
-
 std::vector<int64_t> as_vector(const torch::Tensor& t) {
   return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
 }

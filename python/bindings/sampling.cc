@@ -168,7 +168,10 @@ std::unique_ptr<DistDataLoader> edge_loader(const DistNeighborSampler& sampler, 
     };
   }
   if (pair_src.numel() > 0 || pair_dst.numel() > 0) {  // node pairs to batch instead of edges
-    const torch::Tensor s = id_tensor(pair_src, "the pairs' sources"), d = id_tensor(pair_dst, "the pairs' destinations");
+    const torch::Tensor s = checked_ids(pair_src, ctx.config().num_nodes, "the pairs' sources");
+    const torch::Tensor d = checked_ids(pair_dst, ctx.config().num_nodes, "the pairs' destinations");
+    if (s.numel() != d.numel())
+      throw ValueError(fmt::format("{} pair sources but {} destinations", s.numel(), d.numel()));
     edges->pair_src.assign(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
     edges->pair_dst.assign(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
     edges->pair_etype = pair_etype;

@@ -26,7 +26,8 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
     if (f < -1) fail("fanout {}: a fanout is a count >= 0 or -1 (every in-edge)", f);
   if (!options_.weights.empty() && ctx.has_local_part()) {
     const auto tensor_of = [&ctx](const std::string& name) { return ctx.local_tensor(name); };
-    use_edge_weights(tensor_of, ctx.config(), ctx.book(), ctx.local_part(), options_.weights, &local_weights_);
+    local_weight_rows_ =
+        use_edge_weights(tensor_of, ctx.config(), ctx.book(), ctx.local_part(), options_.weights, &local_weights_);
   }
 }
 

@@ -71,7 +71,7 @@ struct EdgeIds {
 
 float weight_of(const FanoutSpec& spec, int64_t eid, int etype) {
   const FanoutSpec::EdgeWeights& w = spec.weights[static_cast<size_t>(etype)];
-  return w.values[eid - w.offset];
+  return w.values != nullptr ? w.values[eid - w.offset] : 1.0F;
 }
 
 // Picks up to `fanout` of `degree` edges (IDs `eids`, edge types `etypes` or

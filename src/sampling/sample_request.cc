@@ -36,14 +36,19 @@ FanoutSpec decode_fanout(const int64_t* values, size_t count) {
   return spec;
 }
 
-void use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
-                      const PartitionConfig& config, const PartitionBook& book, int part,
-                      const std::vector<std::string>& names, FanoutSpec* spec) {
+std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
+                                    const PartitionConfig& config, const PartitionBook& book, int part,
+                                    const std::vector<std::string>& names, FanoutSpec* spec) {
   if (names.size() != config.etypes.size())
     fail("edge weights: {} tensor names for a graph of {} edge types (one per type)", names.size(),
          config.etypes.size());
   spec->weights.clear();
+  std::vector<Array> rows;
   for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].empty()) {  // sampled uniformly
+      spec->weights.push_back({});
+      continue;
+    }
     const store::LocalTensor* weights = tensor_of(names[k]);
     if (weights == nullptr) fail("edge weight tensor '{}' (edge type {}) is not on partition {}", names[k],
                                  config.etypes[k], part);
@@ -52,7 +57,10 @@ void use_edge_weights(const std::function<store::LocalTensor*(const std::string&
         weights->spec.policy != book.edge_policy(etype))
       fail("edge weight tensor '{}' must hold one float32 per edge of type {}", names[k], config.etypes[k]);
     spec->weights.push_back({weights->rows.data<float>(), book.edge_space(etype).homogeneous_first[part]});
+    rows.push_back(weights->rows);
   }
+  if (rows.empty()) fail("edge weights: every edge type is sampled uniformly; name a weight tensor");
+  return rows;
 }
 
 std::string encode_weight_names(const std::vector<std::string>& names) {

@@ -39,12 +39,16 @@ server::Frames serve_sample(server::ServerState& state, net::Request& request, n
   if (request.frames[1].size() % sizeof(int64_t) != 0) throw net::ProtocolError("sample spec frame is not int64");
   FanoutSpec spec = decode_fanout(request.frames[1].data<int64_t>(), request.frames[1].size() / sizeof(int64_t));
   check_draws(spec, n);
+  if (!net::header_name(request.header).empty())
+    throw net::ProtocolError("a sample request names its weight tensors in a third frame, not in its header");
+  std::vector<Array> weight_rows;  // held while this request samples
   if (request.frames.size() == 3) {
     const auto tensor_of = [&](const std::string& name) {
       return distributed::resolve_tensor(*state.partition, state.rendezvous.get(), state.env.machine_id, name);
     };
-    use_edge_weights(tensor_of, state.config, state.book, state.env.machine_id,
-                     decode_weight_names(request.frames[2].data<char>(), request.frames[2].size()), &spec);
+    weight_rows =
+        use_edge_weights(tensor_of, state.config, state.book, state.env.machine_id,
+                         decode_weight_names(request.frames[2].data<char>(), request.frames[2].size()), &spec);
   }
   SampledEdges edges;
   sample_in_edges(csc_view(*state.partition), seeds, n, spec, &edges);

@@ -12,11 +12,12 @@ namespace {
 
 // The edge type a request counts (its iarg is the type + 1; 0 counts every type).
 int requested_etype(const ServerState& state, const net::Request& request) {
-  const int64_t etype = request.header.iarg - 1;
+  const int64_t iarg = request.header.iarg;  // checked before the - 1, which would overflow at INT64_MIN
   const auto num_etypes = static_cast<int64_t>(state.config.etypes.size());
-  if (etype < -1 || etype >= num_etypes)
-    throw net::ProtocolError(fmt::format("edge type {} is out of range (the graph has {})", etype, num_etypes));
-  return static_cast<int>(etype);
+  if (iarg < 0 || iarg > num_etypes)
+    throw net::ProtocolError(fmt::format("edge type {} is out of range (the graph has {}; iarg is the type + 1)",
+                                         iarg, num_etypes));
+  return static_cast<int>(iarg) - 1;
 }
 
 Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* reply) {

@@ -301,4 +301,5 @@ put("request", "regress_store_add_max_a", request(0, 1, STORE["add"], [b"big"], 
 put("request", "regress_store_add_max_b", request(0, 1, STORE["add"], [b"big"], iarg=2**63 - 1))
 put("request", "regress_sample_huge_fanout_with_replacement",
     request(0, 0, P["sample"], [int64s(0, 1), int64s(2**40, 1, 7, 0)], (2,)))
+put("request", "regress_in_degrees_iarg_min", request(0, 0, P["in_degrees"], [int64s(0)], (1,), iarg=-2**63))
 put("request", "regress_sample_huge_fanout", request(0, 0, P["sample"], [int64s(0, 1), int64s(2**40, 0, 7, 0)], (2,)))

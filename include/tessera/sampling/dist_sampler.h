@@ -42,12 +42,15 @@ std::vector<int64_t> encode_fanout(const FanoutSpec& spec);
 FanoutSpec decode_fanout(const int64_t* values, size_t count);
 
 // Points `spec` at partition `part`'s edge weights: the tensors `names`, one
-// per edge type, found by `tensor_of` (a full tensor name -> the local
-// tensor, or null). The trainer's sampler and the servers both check them
-// this way. Errors name the tensor that is missing or of the wrong shape.
-void use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
-                      const PartitionConfig& config, const PartitionBook& book, int part,
-                      const std::vector<std::string>& names, FanoutSpec* spec);
+// per edge type ("" for a type sampled uniformly), found by `tensor_of` (a
+// full tensor name -> the local tensor, or null). The trainer's sampler and
+// the servers both check them this way. Returns the weights' arrays, which
+// keep the memory `spec` points into mapped while held (a DistTensor may be
+// deleted while a sampler still uses it). Errors name the tensor that is
+// missing or of the wrong shape.
+std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
+                                    const PartitionConfig& config, const PartitionBook& book, int part,
+                                    const std::vector<std::string>& names, FanoutSpec* spec);
 
 // A sample request's weight tensor names, as the bytes of one frame (each
 // name followed by a zero byte), and back; decoding malformed bytes throws.
@@ -87,6 +90,7 @@ class DistNeighborSampler {
   SamplerOptions options_;
   CscView local_;
   FanoutSpec local_weights_;   // weights and offset of the local partition's edges, if any
+  std::vector<Array> local_weight_rows_;  // what local_weights_ points into, kept mapped
 };
 
 }  // namespace tessera::sampling

@@ -42,8 +42,9 @@ struct FanoutSpec {
   uint64_t key = 0;     // fixes the random choices
   // Optional edge weights (sampling probability up to scale), one entry per
   // edge type, indexed by that type: an edge of type k and ID e weighs
-  // weights[k].values[e - weights[k].offset]. Non-negative; zero is never
-  // drawn. Empty: uniform.
+  // weights[k].values[e - weights[k].offset], or 1 when values is null (a
+  // type without the feature, as DGL samples it). Non-negative; zero is
+  // never drawn. Empty: uniform.
   struct EdgeWeights {
     const float* values = nullptr;
     int64_t offset = 0;

@@ -5,8 +5,8 @@ class NeighborSampler:
     """NeighborSampler(fanouts, edge_dir='in', prob=None, replace=False, prefetch_node_feats=None,
     prefetch_labels=None, ...): `fanouts[i]` neighbours per node at layer i (input layer first), -1 for all
     in-edges, or a dict {etype: fanout} per layer (every edge type its own fanout, DGL's per-type sampling).
-    prob: the name of an edge feature (one float32 per edge, of every edge type) that neighbours are
-    drawn in proportion to; edges of weight 0 are never drawn."""
+    prob: the name of an edge feature (one float32 per edge; on a typed graph, a type without it weighs each edge
+    1) that neighbours are drawn in proportion to; edges of weight 0 are never drawn."""
 
     def __init__(self, fanouts, edge_dir="in", prob=None, mask=None, replace=False, prefetch_node_feats=None,
                  prefetch_labels=None, prefetch_edge_feats=None, output_device=None, fused=True):
@@ -27,15 +27,15 @@ class NeighborSampler:
         self.prefetch_labels = _one_name(prefetch_labels, "prefetch_labels")
         self.output_device = output_device
         self._c = None
-        self._c_graph = None
+        self._c_for = None  # (graph, weight tensor names) self._c samples
 
     def c_sampler(self, g):
-        """The C++ sampler for graph g (whose edge weights `prob` names)."""
+        """The C++ sampler for graph g, by the weight tensors `prob` names there now."""
         from .. import _C
-        if self._c is None or self._c_graph is not g:
-            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype,
-                                         g._edge_weight_tensors(self.prob))
-            self._c_graph = g
+        weights = g._edge_weight_tensors(self.prob)
+        if self._c is None or self._c_for[0] is not g or self._c_for[1] != weights:
+            self._c = _C.NeighborSampler(self.fanouts, self.replace, self.per_etype, weights)
+            self._c_for = (g, weights)
         return self._c
 
     @property

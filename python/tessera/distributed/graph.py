@@ -164,15 +164,17 @@ class DistGraph(TypesOfBook):
         return _DataView(self, "edge", canonical, self._info["edge_data"].get(canonical, []))
 
     def _edge_weight_tensors(self, prob):
-        """The tensors C++ samples in proportion to for `prob` (an edge feature of every edge type, partition data
-        or a DistTensor assigned to g.edges[etype].data), one name per edge type; [] for None."""
+        """The tensors C++ samples in proportion to for `prob` (an edge feature, partition data or a DistTensor
+        assigned to g.edges[etype].data), one name per edge type, "" for a type without it (sampled uniformly, as
+        DGL does); [] for None."""
         self._check_edge_weight(prob)
         if prob is None:
             return []
-        return [self._edge_view(c)[prob]._c.name for c in self.canonical_etypes]
+        return [self._edge_view(c)[prob]._c.name if prob in self._edge_view(c) else ""
+                for c in self.canonical_etypes]
 
     def _check_edge_weight(self, prob):
-        """`prob` (sampling in proportion to an edge feature) names a feature of every edge type, or is None."""
+        """`prob` (sampling in proportion to an edge feature) names a feature of some edge type, or is None."""
         if prob is None:
             return
         if not isinstance(prob, str):
@@ -183,10 +185,8 @@ class DistGraph(TypesOfBook):
                 raise KeyError(f"prob={prob!r}: the graph has no edge feature of that name (it has "
                                f"{self.edata.keys()})")
             return
-        lacking = [c for c in self.canonical_etypes if prob not in self._edge_view(c)]
-        if lacking:
-            raise KeyError(f"prob={prob!r}: edge type(s) {lacking} have no edge feature of that name; weighted "
-                           f"sampling needs it on every edge type")
+        if not any(prob in self._edge_view(c) for c in self.canonical_etypes):
+            raise KeyError(f"prob={prob!r}: no edge type has an edge feature of that name")
 
     @property
     def ndata(self):

@@ -8,6 +8,7 @@ import torch
 
 import tessera.dgl as dgl
 import tessera.dgl.distributed  # noqa: F401
+from tessera import _C
 from tessera.dgl.dataloading import negative_sampler
 from checks import input_graph, raises
 
@@ -72,6 +73,24 @@ fr = dgl.distributed.sample_neighbors(g, seeds, -1, prob="made")
 assert torch.equal(torch.sort(fr.edata[dgl.EID]).values, in_edges[made[in_edges] > 0])
 fr = dgl.distributed.sample_neighbors(g, seeds, 2, prob="made")
 assert bool((made[fr.edata[dgl.EID]] > 0).all()) and fr.num_edges() > 0
+# A sampler follows g.edata[prob] when it is reassigned; a loader made before keeps its own weights, even once
+# their DistTensor is gone (standalone: with servers, the tensor's partitions go with it).
+weighted = dgl.dataloading.NeighborSampler([3], prob="made")
+before = dgl.dataloading.DistNodeDataLoader(g, seeds, weighted, batch_size=len(seeds))
+other = dgl.distributed.DistTensor((M,), torch.float32, name="other-weights",
+                                   part_policy=g.get_edge_partition_policy(g.canonical_etypes[0]))
+flipped = 1 - made
+if g.rank() == 0:
+    other[torch.arange(M)] = flipped
+g.barrier()
+g.edata["made"] = other
+_, _, (block,) = next(iter(dgl.dataloading.DistNodeDataLoader(g, seeds, weighted, batch_size=len(seeds))))
+assert bool((flipped[block.edata[dgl.EID]] > 0).all()) and block.num_edges() > 0, "the reassigned weights"
+if int(os.environ.get("WORLD_SIZE", "1")) == 1:
+    del weight
+    assert not _C.tensor_exists("made-weights")
+    _, _, (block,) = next(iter(before))
+    assert bool((made[block.edata[dgl.EID]] > 0).all()) and block.num_edges() > 0, "the loader's own weights"
 
 # to_block: destinations first, every block edge the frontier's edge.
 fr = dgl.distributed.sample_neighbors(g, seeds, 5)

@@ -200,6 +200,7 @@ for c in ETYPES:
     g.edges[c].data["w"] = t
 g.barrier()
 POSITIVE = {c: torch.bincount(ENDS[c][1][W[c] > 0], minlength=g.num_nodes(c[2])) for c in ETYPES}
+CITES_W = ("paper", "cites", "paper")
 
 
 def check_weighted(fr):
@@ -229,7 +230,16 @@ for _, _, blocks in loader:
     for block in blocks:
         for c in ETYPES:
             assert bool((W[c][block[c].edata[dgl.EID]] > 0).all()), ("the loader drew a zero-weight edge", c)
-raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, seeds, 3, prob="nope"), "every edge type")
+# A feature on one edge type only: that type is weighted, the others sampled uniformly, as DGL samples them.
+g.edges[CITES_W].data["only"] = g.edges[CITES_W].data["w"]
+fr = dgl.distributed.sample_etype_neighbors(g, seeds, {c: 2 for c in ETYPES}, prob="only")
+check_real(fr)
+for c in ETYPES:
+    if c[2] in seeds:
+        got = torch.bincount(fr.edges(etype=c)[1], minlength=g.num_nodes(c[2]))[seeds[c[2]]]
+        assert torch.equal(got, (POSITIVE[c] if c == CITES_W else IN_DEG[c])[seeds[c[2]]].clamp(max=2)), c
+assert bool((W[CITES_W][fr.edges[CITES_W].data[dgl.EID]] > 0).all())
+raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, seeds, 3, prob="nope"), "no edge type")
 
 
 def check_exclusion(blocks, gone_of):
