@@ -70,6 +70,16 @@ fu, fv = g.find_edges(batch[W].input_id, etype=W)
 assert torch.equal(batch["author"].n_id[batch["author"].src_index], fu)
 assert torch.equal(batch["paper"].n_id[batch["paper"].dst_pos_index], fv)
 assert batch["paper"].dst_neg_index.shape == (30, 2)
+# Some of the type's edges (edge_ids, type-local), each left out of its own batch's subgraph (exclude="self").
+some = torch.arange(0, g.num_edges(W), 5)
+loader = tpyg.DistLinkNeighborLoader(g, [-1, -1], edge_label_index=W, edge_ids=some, exclude="self", batch_size=25,
+                                     shuffle=True)
+for step, batch in enumerate(loader):
+    assert bool(torch.isin(batch[W].input_id, some).all()) and len(batch[W].input_id) == 25
+    assert not bool(torch.isin(batch[W].e_id, batch[W].input_id).any()), "a batch edge is in its own subgraph"
+    check_subgraph(batch)
+    if step == 2:
+        break
 # Node pairs of one's own, (edge type, [2, n] type-local IDs), labelled; every pair once per epoch.
 PAIRS = torch.stack([torch.randint(0, g.num_nodes("author"), (50,)), torch.randint(0, PAPERS, (50,))])
 loader = tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=(W, PAIRS), edge_label=torch.arange(50) % 2,
