@@ -6,6 +6,7 @@
 #include "sampling/sample_service.h"
 #include "tessera/base/error.h"
 #include "tessera/base/random.h"
+#include "tessera/distributed/dist_tensor.h"
 
 namespace tessera::sampling {
 namespace {
@@ -28,6 +29,16 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
     const auto tensor_of = [&ctx](const std::string& name) { return ctx.local_tensor(name); };
     local_weight_rows_ =
         use_edge_weights(tensor_of, ctx.config(), ctx.book(), ctx.local_part(), options_.weights, &local_weights_);
+  } else if (!options_.weights.empty()) {
+    // No partition here: check the weights by their published specs now, not
+    // at the first batch's reply from a server.
+    if (options_.weights.size() != ctx.config().etypes.size())
+      fail("edge weights: {} tensor names for a graph of {} edge types (one per type)", options_.weights.size(),
+           ctx.config().etypes.size());
+    for (size_t k = 0; k < options_.weights.size(); ++k)
+      if (!options_.weights[k].empty())
+        check_edge_weight_spec(distributed::DistTensor::open(ctx, options_.weights[k]).spec(), ctx.config(),
+                               ctx.book(), static_cast<int>(k));
   }
 }
 

@@ -53,14 +53,18 @@ std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(cons
     if (weights == nullptr) fail("edge weight tensor '{}' (edge type {}) is not on partition {}", names[k],
                                  config.etypes[k], part);
     const int etype = static_cast<int>(k);
-    if (weights->spec.dtype != DType::kFloat32 || weights->spec.row_elems() != 1 ||
-        weights->spec.policy != book.edge_policy(etype))
-      fail("edge weight tensor '{}' must hold one float32 per edge of type {}", names[k], config.etypes[k]);
+    check_edge_weight_spec(weights->spec, config, book, etype);
     spec->weights.push_back({weights->rows.data<float>(), book.edge_space(etype).homogeneous_first[part]});
     rows.push_back(weights->rows);
   }
   if (rows.empty()) fail("edge weights: every edge type is sampled uniformly; name a weight tensor");
   return rows;
+}
+
+void check_edge_weight_spec(const store::TensorSpec& spec, const PartitionConfig& config, const PartitionBook& book,
+                            int etype) {
+  if (spec.dtype != DType::kFloat32 || spec.row_elems() != 1 || spec.policy != book.edge_policy(etype))
+    fail("edge weight tensor '{}' must hold one float32 per edge of type {}", spec.name, config.etypes[etype]);
 }
 
 std::string encode_weight_names(const std::vector<std::string>& names) {

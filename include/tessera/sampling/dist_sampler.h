@@ -52,6 +52,13 @@ std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(cons
                                     const PartitionConfig& config, const PartitionBook& book, int part,
                                     const std::vector<std::string>& names, FanoutSpec* spec);
 
+// Checks that `spec` can weigh the edges of edge type `etype` (one float32
+// per edge of that type); an Error naming the tensor otherwise. A machine
+// without a partition checks its sampler's weights this way, by their
+// published specs.
+void check_edge_weight_spec(const store::TensorSpec& spec, const PartitionConfig& config, const PartitionBook& book,
+                            int etype);
+
 // A sample request's weight tensor names, as the bytes of one frame (each
 // name followed by a zero byte), and back; decoding malformed bytes throws.
 std::string encode_weight_names(const std::vector<std::string>& names);

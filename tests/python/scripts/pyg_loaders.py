@@ -9,6 +9,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.nn import GraphSAGE
 
+import tessera.dataloading as tload
 import tessera.distributed as tdist
 import tessera.pyg as tpyg
 from checks import input_graph, raises
@@ -127,6 +128,13 @@ raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=
 raises(ValueError, lambda: tpyg.DistLinkNeighborLoader(g, [2], edge_label_index=PAIRS, edge_label=PAIR_LABEL,
                                                        neg_sampling="triplet"), "triplet")
 raises(RuntimeError, lambda: tpyg.init_server(), "tessera launch")
+# Edge weights of the wrong dtype are refused when the loader is made, on every machine (one without a partition
+# checks the tensor's published spec).
+g.edata["int_weights"] = tdist.DistTensor((g.num_edges(),), torch.int64, name="int-weights",
+                                          part_policy=g.get_edge_partition_policy(g.canonical_etypes[0]))
+int_sampler = tload.NeighborSampler([2], prob="int_weights")
+raises(RuntimeError, lambda: tload.DistNodeDataLoader(g, torch.arange(4), int_sampler, batch_size=2),
+       "one float32 per edge")
 if g.rank() == 0:
     print("OK")
 tpyg.shutdown_client()
