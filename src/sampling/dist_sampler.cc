@@ -32,13 +32,9 @@ DistNeighborSampler::DistNeighborSampler(distributed::Context& ctx, SamplerOptio
   } else if (!options_.weights.empty()) {
     // No partition here: check the weights by their published specs now, not
     // at the first batch's reply from a server.
-    if (options_.weights.size() != ctx.config().etypes.size())
-      fail("edge weights: {} tensor names for a graph of {} edge types (one per type)", options_.weights.size(),
-           ctx.config().etypes.size());
-    for (size_t k = 0; k < options_.weights.size(); ++k)
-      if (!options_.weights[k].empty())
-        check_edge_weight_spec(distributed::DistTensor::open(ctx, options_.weights[k]).spec(), ctx.config(),
-                               ctx.book(), static_cast<int>(k));
+    check_edge_weights(options_.weights, ctx.config(), ctx.book(), [&ctx](const std::string& name, int) {
+      return distributed::DistTensor::open(ctx, name).spec();
+    });
   }
 }
 

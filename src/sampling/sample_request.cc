@@ -36,35 +36,46 @@ FanoutSpec decode_fanout(const int64_t* values, size_t count) {
   return spec;
 }
 
-std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
-                                    const PartitionConfig& config, const PartitionBook& book, int part,
-                                    const std::vector<std::string>& names, FanoutSpec* spec) {
+void check_edge_weights(const std::vector<std::string>& names, const PartitionConfig& config,
+                        const PartitionBook& book,
+                        const std::function<store::TensorSpec(const std::string& name, int etype)>& spec_of) {
   if (names.size() != config.etypes.size())
     fail("edge weights: {} tensor names for a graph of {} edge types (one per type)", names.size(),
          config.etypes.size());
+  bool any = false;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].empty()) continue;  // sampled uniformly
+    const int etype = static_cast<int>(k);
+    const store::TensorSpec spec = spec_of(names[k], etype);
+    if (spec.dtype != DType::kFloat32 || spec.row_elems() != 1 || spec.policy != book.edge_policy(etype))
+      fail("edge weight tensor '{}' must hold one float32 per edge of type {}", names[k], config.etypes[k]);
+    any = true;
+  }
+  if (!any) fail("edge weights: every edge type is sampled uniformly; name a weight tensor");
+}
+
+std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(const std::string&)>& tensor_of,
+                                    const PartitionConfig& config, const PartitionBook& book, int part,
+                                    const std::vector<std::string>& names, FanoutSpec* spec) {
+  std::vector<const store::LocalTensor*> tensors(names.size(), nullptr);
+  check_edge_weights(names, config, book, [&](const std::string& name, int etype) {
+    tensors[etype] = tensor_of(name);
+    if (tensors[etype] == nullptr)
+      fail("edge weight tensor '{}' (edge type {}) is not on partition {}", name, config.etypes[etype], part);
+    return tensors[etype]->spec;
+  });
   spec->weights.clear();
   std::vector<Array> rows;
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (names[k].empty()) {  // sampled uniformly
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    if (tensors[k] == nullptr) {  // sampled uniformly
       spec->weights.push_back({});
       continue;
     }
-    const store::LocalTensor* weights = tensor_of(names[k]);
-    if (weights == nullptr) fail("edge weight tensor '{}' (edge type {}) is not on partition {}", names[k],
-                                 config.etypes[k], part);
-    const int etype = static_cast<int>(k);
-    check_edge_weight_spec(weights->spec, config, book, etype);
-    spec->weights.push_back({weights->rows.data<float>(), book.edge_space(etype).homogeneous_first[part]});
-    rows.push_back(weights->rows);
+    const int64_t first = book.edge_space(static_cast<int>(k)).homogeneous_first[part];
+    spec->weights.push_back({tensors[k]->rows.data<float>(), first});
+    rows.push_back(tensors[k]->rows);
   }
-  if (rows.empty()) fail("edge weights: every edge type is sampled uniformly; name a weight tensor");
   return rows;
-}
-
-void check_edge_weight_spec(const store::TensorSpec& spec, const PartitionConfig& config, const PartitionBook& book,
-                            int etype) {
-  if (spec.dtype != DType::kFloat32 || spec.row_elems() != 1 || spec.policy != book.edge_policy(etype))
-    fail("edge weight tensor '{}' must hold one float32 per edge of type {}", spec.name, config.etypes[etype]);
 }
 
 std::string encode_weight_names(const std::vector<std::string>& names) {

@@ -52,12 +52,14 @@ std::vector<Array> use_edge_weights(const std::function<store::LocalTensor*(cons
                                     const PartitionConfig& config, const PartitionBook& book, int part,
                                     const std::vector<std::string>& names, FanoutSpec* spec);
 
-// Checks that `spec` can weigh the edges of edge type `etype` (one float32
-// per edge of that type); an Error naming the tensor otherwise. A machine
-// without a partition checks its sampler's weights this way, by their
-// published specs.
-void check_edge_weight_spec(const store::TensorSpec& spec, const PartitionConfig& config, const PartitionBook& book,
-                            int etype);
+// Checks weight tensor names, one per edge type ("" for uniform), whose specs
+// `spec_of` gives (throwing when a tensor is missing): each must hold one
+// float32 per edge of its type. An Error naming the tensor otherwise.
+// use_edge_weights checks this way; a machine without a partition calls it
+// with the tensors' published specs.
+void check_edge_weights(const std::vector<std::string>& names, const PartitionConfig& config,
+                        const PartitionBook& book,
+                        const std::function<store::TensorSpec(const std::string& name, int etype)>& spec_of);
 
 // A sample request's weight tensor names, as the bytes of one frame (each
 // name followed by a zero byte), and back; decoding malformed bytes throws.

@@ -200,9 +200,7 @@ class _TypedNegatives:
 
     def __call__(self, eids):
         g, book = self._g, self._book
-        types, local = book.map_to_per_etype(eids)
-        asked = {c: local[types == r] for c, r in self._etype_ids.items() if bool((types == r).any())}
-        drawn = self._sampler(g, asked)
+        drawn = self._sampler(g, _by_etype(g, eids))
         if not isinstance(drawn, dict):
             raise TypeError(f"negative sampler {self._sampler!r}: on a typed graph it is given {{etype: edge IDs}} "
                             f"and returns {{etype: (sources, destinations)}}, not {type(drawn).__name__}")
@@ -286,12 +284,17 @@ def _typed_reverse_eids(g, eids, reverse_eids):
         _check_range(ids, g.num_edges(c), f"reverse_eids of {c}")
         reverse[book.map_to_homo_eid(torch.arange(len(ids)), c)] = book.map_to_homo_eid(ids, c)
         given.add(c)
-    types, _ = book.map_to_per_etype(eids)
-    missing = [c for r, c in enumerate(g.canonical_etypes) if c not in given and bool((types == r).any())]
+    missing = [c for c in _by_etype(g, eids) if c not in given]
     if missing:
         raise ValueError(f"exclude='reverse_id': reverse_eids has no entry for {missing}, whose edges the loader "
                          f"batches")
     return reverse
+
+
+def _by_etype(g, eids):
+    """Homogeneous edge IDs as DGL's typed form, {canonical etype: type-local IDs}, for the types among them."""
+    types, local = g.get_partition_book().map_to_per_etype(eids)
+    return {c: local[types == r] for r, c in enumerate(g.canonical_etypes) if bool((types == r).any())}
 
 
 class _TypedExclusion:
@@ -303,9 +306,7 @@ class _TypedExclusion:
 
     def __call__(self, eids):
         g, book = self._g, self._book
-        types, local = book.map_to_per_etype(eids)
-        asked = {c: local[types == r] for r, c in enumerate(g.canonical_etypes) if bool((types == r).any())}
-        left_out = self._fn(asked)
+        left_out = self._fn(_by_etype(g, eids))
         if not isinstance(left_out, dict):
             raise TypeError(f"exclude {self._fn!r}: on a typed graph it is given {{etype: edge IDs}} and returns "
                             f"{{etype: edge IDs to leave out}}, not {type(left_out).__name__}")

@@ -70,22 +70,7 @@ class DistLinkNeighborLoader:
         if edge_label is not None and edge_ids is not None:
             raise ValueError("edge_label with edge_ids: give the labelled pairs as edge_label_index, or label every "
                              "edge of the graph (edge_ids None)")
-        # The supervision edge type (None on a graph of one type), the node pairs or None, and the loader's items.
-        if typed(g):
-            self._etype, index = _edge_type(g, edge_label_index)
-            pairs = _pairs(g, index, edge_ids, exclude, self._etype)
-            if pairs is None:
-                items = torch.arange(g.num_edges(self._etype)) if edge_ids is None else edge_ids
-                eids, count = {self._etype: items}, g.num_edges(self._etype)
-        else:
-            self._etype = None
-            pairs = _pairs(g, edge_label_index, edge_ids, exclude)
-            if pairs is None:
-                eids = torch.arange(g.num_edges()) if edge_ids is None else edge_ids
-                count = g.num_edges()
-        if pairs is not None:
-            count = pairs[0].numel()
-            eids = torch.arange(count)
+        self._etype, pairs, eids, count = _supervision(g, edge_label_index, edge_ids, exclude)
         self._labels = _labels(edge_label, count, self._mode)  # indexed by the batch's input_id
         self._g = g
         self._device = torch.device(to_device) if to_device is not None else None
@@ -153,6 +138,18 @@ class DistLinkNeighborLoader:
             labels = torch.cat([labels, labels.new_zeros((len(nu),) + tuple(labels.shape[1:]))])
         edges.edge_label_index = torch.stack([src, dst])
         edges.edge_label = labels
+
+
+def _supervision(g, edge_label_index, edge_ids, exclude):
+    """(the supervision edge type or None on a graph of one type, the node pairs or None, the edge loader's items,
+    how many labels edge_label holds): the pairs' indices, or the graph's (or that type's) edges."""
+    etype, index = _edge_type(g, edge_label_index) if typed(g) else (None, edge_label_index)
+    pairs = _pairs(g, index, edge_ids, exclude, etype)
+    if pairs is not None:
+        return etype, pairs, torch.arange(pairs[0].numel()), pairs[0].numel()
+    count = g.num_edges() if etype is None else g.num_edges(etype)
+    items = torch.arange(count) if edge_ids is None else edge_ids
+    return etype, None, items if etype is None else {etype: items}, count
 
 
 def _edge_type(g, edge_label_index):
