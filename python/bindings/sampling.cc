@@ -226,6 +226,7 @@ void bind_sampling(py::module_& m) {
         l.start_epoch(epoch);
       })
       .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
+      .def("set_typed_fetch", &DistDataLoader::set_typed_fetch, py::arg("inputs"), py::arg("label"))
       .def("stop", [](DistDataLoader& l) {
         py::gil_scoped_release release;
         l.stop();

@@ -22,22 +22,14 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   if (options_.batch_size < 1) fail("--batch-size must be at least 1 (got {})", options_.batch_size);
   if (options_.num_samplers < 0) fail("--num-samplers must be 0 or more (got {})", options_.num_samplers);
   const auto& ntypes = ctx.config().ntypes;
-  const bool typed = !options_.typed_inputs.empty();
-  if (typed && options_.pyg_layout) fail("a loader with typed inputs does not lay its batches out for PyG");
   seed_ntype_ = options_.seed_ntype.empty() ? ntypes[0] : options_.seed_ntype;
   if (std::find(ntypes.begin(), ntypes.end(), seed_ntype_) == ntypes.end())
     fail("the graph has no node type '{}'", seed_ntype_);
-  fetch_ = plan_fetch(typed ? "" : options_.feature, options_.label);
-  if (typed) {
-    for (size_t t = 0; t < ntypes.size(); ++t) {
-      const auto it = options_.typed_inputs.find(ntypes[t]);
-      if (it == options_.typed_inputs.end()) fail("node type '{}' has no input tensor", ntypes[t]);
-      input_specs_.push_back(distributed::DistTensor::open(ctx, it->second).spec());
-      if (input_specs_.back().policy != ctx.book().node_policy(static_cast<int>(t)))
-        fail("input tensor '{}' of node type '{}' is sharded by {}, not by that node type", it->second, ntypes[t],
-             input_specs_.back().policy);
-    }
-  }
+  // A trainer that names typed inputs up front reads every type's rows.
+  if (!options_.typed_inputs.empty())
+    for (const std::string& ntype : ntypes)
+      if (options_.typed_inputs.count(ntype) == 0) fail("node type '{}' has no input tensor", ntype);
+  fetch_ = plan_fetch(options_.typed_inputs.empty() ? options_.feature : "", options_.label, options_.typed_inputs);
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
   if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
@@ -46,7 +38,7 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   // batch before the previous one's buffers go). A smaller cap would free
   // a buffer at every peak and fault a fresh one in at the next.
   const size_t in_flight = static_cast<size_t>(options_.prefetch + 2 + std::max(1, options_.num_samplers));
-  input_rows_ = std::make_shared<ArrayPool>(in_flight * std::max<size_t>(1, input_specs_.size()));
+  input_rows_ = std::make_shared<ArrayPool>(in_flight * ntypes.size());
   workers_.resize(std::max(1, options_.num_samplers));
   for (size_t w = 0; w < workers_.size(); ++w) {
     // The caller's thread can use the context's own connection.
@@ -57,22 +49,37 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
 
 DistDataLoader::~DistDataLoader() { stop_workers(); }
 
-DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature, const std::string& label) const {
+DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature, const std::string& label,
+                                                     const std::map<std::string, std::string>& typed_inputs) const {
   FetchPlan plan;
   plan.feature = feature;
   plan.label = label;
+  const auto& ntypes = ctx_->config().ntypes;
   // Node data is indexed by type-local IDs; with one node type those are
   // the homogeneous IDs the sampler produces.
   if (!feature.empty()) {
-    if (!input_specs_.empty()) fail("a loader with typed inputs fetches no single feature tensor");
+    if (!typed_inputs.empty()) fail("a loader with typed inputs fetches no single feature tensor");
     // With several node types the inputs' rows live in one tensor per type:
     // name them in typed_inputs instead.
-    if (ctx_->config().ntypes.size() != 1)
+    if (ntypes.size() != 1)
       fail("the graph has {} node types, so node data '{}' of the input nodes is one tensor per type: name every "
            "type's input tensor (typed inputs) or fetch no feature",
-           ctx_->config().ntypes.size(), feature);
-    plan.feature_spec =
-        distributed::DistTensor::open(*ctx_, store::node_tensor_name(ctx_->config().ntypes[0], feature)).spec();
+           ntypes.size(), feature);
+    plan.feature_spec = distributed::DistTensor::open(*ctx_, store::node_tensor_name(ntypes[0], feature)).spec();
+  }
+  if (!typed_inputs.empty()) {
+    plan.input_specs.resize(ntypes.size());
+    plan.has_input.assign(ntypes.size(), false);
+    for (const auto& [ntype, tensor] : typed_inputs) {
+      const auto it = std::find(ntypes.begin(), ntypes.end(), ntype);
+      if (it == ntypes.end()) fail("typed inputs name node type '{}', which the graph does not have", ntype);
+      const int t = static_cast<int>(it - ntypes.begin());
+      plan.input_specs[t] = distributed::DistTensor::open(*ctx_, tensor).spec();
+      plan.has_input[t] = true;
+      if (plan.input_specs[t].policy != ctx_->book().node_policy(t))
+        fail("input tensor '{}' of node type '{}' is sharded by {}, not by that node type", tensor, ntype,
+             plan.input_specs[t].policy);
+    }
   }
   if (!label.empty())
     plan.label_spec = distributed::DistTensor::open(*ctx_, store::node_tensor_name(seed_ntype_, label)).spec();
@@ -80,7 +87,13 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
 }
 
 void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
-  FetchPlan plan = plan_fetch(feature, label);
+  FetchPlan plan = plan_fetch(feature, label, {});
+  std::lock_guard<std::mutex> lock(mutex_);
+  fetch_ = std::move(plan);
+}
+
+void DistDataLoader::set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label) {
+  FetchPlan plan = plan_fetch("", label, inputs);
   std::lock_guard<std::mutex> lock(mutex_);
   fetch_ = std::move(plan);
 }
@@ -150,8 +163,8 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   timer.reset();
   cpu.reset();
   const std::vector<int64_t>& inputs = options_.pyg_layout ? batch->pyg.nodes : batch->blocks.front().src_nodes;
-  if (!input_specs_.empty()) {
-    fetch_typed_inputs(client, worker_index, batch);
+  if (!fetch.input_specs.empty()) {
+    fetch_typed_inputs(client, worker_index, fetch, inputs, batch);
   } else if (!fetch.feature.empty()) {
     batch->features =
         pull_inputs(client, worker_index, fetch.feature_spec, inputs.data(), static_cast<int64_t>(inputs.size()));
@@ -166,12 +179,13 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   batch->fetch_cpu_s = cpu.seconds();
 }
 
-void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const {
-  const std::vector<int64_t>& inputs = batch->blocks.front().src_nodes;
-  std::vector<TypedInputs> by_type(input_specs_.size());
+void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, const FetchPlan& fetch,
+                                        const std::vector<int64_t>& inputs, MiniBatch* batch) const {
+  std::vector<TypedInputs> by_type(fetch.input_specs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PartitionBook::TypedNode node = ctx_->book().typed_node(inputs[i]);
     if (node.ntype < 0) fail("sampling produced node {}, which is not in the graph", inputs[i]);
+    if (!fetch.has_input[node.ntype]) continue;
     by_type[node.ntype].positions.push_back(static_cast<int64_t>(i));
     by_type[node.ntype].ids.push_back(node.id);
   }
@@ -180,7 +194,7 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, M
     TypedInputs& group = by_type[t];
     if (group.ids.empty()) continue;
     group.ntype = static_cast<int>(t);
-    group.rows = pull_inputs(client, worker_index, input_specs_[t], group.ids.data(),
+    group.rows = pull_inputs(client, worker_index, fetch.input_specs[t], group.ids.data(),
                              static_cast<int64_t>(group.ids.size()));
     batch->inputs.push_back(std::move(group));
   }

@@ -227,8 +227,42 @@ def test_bad_typed_seeds_raise(g):
         tload.DistNodeDataLoader(g, {"paper": torch.tensor([g.num_nodes("paper")])}, sampler)
     with pytest.raises(ValueError, match="empty dict"):
         tload.DistNodeDataLoader(g, {}, sampler)
-    with pytest.raises(ValueError, match="prefetch"):
-        tload.DistNodeDataLoader(g, {"paper": torch.arange(3)}, tload.NeighborSampler([2], prefetch_labels="label"))
+    with pytest.raises(ValueError, match="prefetch_labels: .* seeds of one type"):
+        tload.DistNodeDataLoader(g, {"paper": torch.arange(3), "author": torch.arange(3)},
+                                 tload.NeighborSampler([2], prefetch_labels="label"))
+    homogeneous = g.get_partition_book().map_to_homo_nid(torch.arange(3), "paper")
+    with pytest.raises(ValueError, match="homogeneous form"):
+        tload.DistNodeDataLoader(g, homogeneous, tload.NeighborSampler([2], prefetch_node_feats="feat"))
+    with pytest.raises(KeyError, match="venue"):
+        tload.DistNodeDataLoader(g, {"paper": torch.arange(3)}, tload.NeighborSampler([2], prefetch_node_feats={
+            "venue": "feat"}))
+    with pytest.raises(KeyError, match="author"):
+        tload.DistNodeDataLoader(g, {"paper": torch.arange(3)}, tload.NeighborSampler([2], prefetch_node_feats={
+            "author": "feat"}))
+    with pytest.raises(KeyError, match="no node type has data 'nope'"):
+        tload.DistNodeDataLoader(g, {"paper": torch.arange(3)}, tload.NeighborSampler([2], prefetch_node_feats="nope"))
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_typed_loader_prefetches_the_rows_each_type_reads(g, named):
+    """With seeds given by type, the samplers fetch each node type's input rows and the seeds' labels, named up
+    front (prefetch_node_feats / prefetch_labels) or learnt from the loop's first reads: the loop's reads then
+    return the prefetched rows, which equal the partition's."""
+    with_feat = [nt for nt in g.ntypes if "feat" in g.nodes[nt].data]
+    assert with_feat == ["paper"]
+    sampler = (tload.NeighborSampler([3, 3], prefetch_node_feats={"paper": ["feat"]}, prefetch_labels="label")
+               if named else tload.NeighborSampler([3, 3]))
+    loader = tload.DistNodeDataLoader(g, {"paper": torch.arange(90)}, sampler, batch_size=30)
+    labels, feats = g.nodes["paper"].data["label"], g.nodes["paper"].data["feat"]
+    for epoch in range(2):
+        for input_nodes, output_nodes, _ in loader:
+            ids, seeds = input_nodes["paper"], output_nodes["paper"]
+            # Learnt reads change what batches claimed later fetch: every batch of the second epoch has them.
+            if named or epoch == 1:
+                assert feats._c.name in ids._tessera_rows and labels._c.name in seeds._tessera_rows
+            assert torch.equal(feats[ids], feats[ids.clone()])
+            assert torch.equal(labels[seeds], labels[seeds.clone()])
+            assert not getattr(input_nodes["author"], "_tessera_rows", None)  # a type the loop does not read
 
 
 def test_loader_relations_carry_type_local_edge_ids(g):

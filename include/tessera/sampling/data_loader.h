@@ -41,7 +41,7 @@ namespace tessera::sampling {
 // in blocks[0].src_nodes and their rows of the type's input tensor.
 struct TypedInputs {
   int ntype = 0;
-  std::vector<int64_t> positions;  // into blocks[0].src_nodes, ascending
+  std::vector<int64_t> positions;  // into blocks[0].src_nodes (pyg.nodes with pyg_layout), ascending
   std::vector<int64_t> ids;        // type-local IDs
   Array rows;
 };
@@ -77,8 +77,8 @@ struct LoaderOptions {
   std::string seed_ntype;
   std::map<std::string, std::string> typed_inputs;
   // Lay each batch out as PyG's sampled subgraph on the sampler thread
-  // (MiniBatch::pyg) and fetch the feature rows of its nodes only; not with
-  // typed_inputs.
+  // (MiniBatch::pyg) and fetch the input rows (`feature`, or typed inputs)
+  // of its nodes, in pyg.nodes' order.
   bool pyg_layout = false;
   // Rows of `feature` kept in this process (RemoteRowCache::build); used
   // when it caches the tensor the batches fetch. Loaders may share one.
@@ -115,6 +115,10 @@ class DistDataLoader {
   // the next batch a sampler claims on. For callers that learn what the
   // trainer reads only once it reads it (the Python loader).
   void set_fetch(const std::string& feature, const std::string& label);
+  // The same for a heterogeneous graph: `inputs` maps some node types to
+  // the full name of their input tensor (as typed_inputs; a type left out
+  // gets no rows), `label` is the seeds' node data or "".
+  void set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label);
 
   // Shuffles (by seed and epoch) and starts the samplers on the epoch.
   void start_epoch(int epoch);
@@ -132,8 +136,13 @@ class DistDataLoader {
   struct FetchPlan {
     std::string feature, label;
     store::TensorSpec feature_spec, label_spec;
+    // Typed inputs: by node type, that type's input tensor, or none when
+    // has_input[t] is false. Empty: no typed inputs.
+    std::vector<store::TensorSpec> input_specs;
+    std::vector<bool> has_input;
   };
-  FetchPlan plan_fetch(const std::string& feature, const std::string& label) const;
+  FetchPlan plan_fetch(const std::string& feature, const std::string& label,
+                       const std::map<std::string, std::string>& typed_inputs) const;
   void produce(Worker& worker, int worker_index, int64_t batch_index, const FetchPlan& fetch, MiniBatch* batch);
   void run_worker(int worker_index);
   void stop_workers();
@@ -142,7 +151,9 @@ class DistDataLoader {
   const DistNeighborSampler* sampler_;
   std::vector<int64_t> seeds_, order_;
   LoaderOptions options_;
-  void fetch_typed_inputs(net::Client* client, int worker_index, MiniBatch* batch) const;
+  // The rows of `inputs` (blocks[0]'s sources, or PyG's nodes) by node type.
+  void fetch_typed_inputs(net::Client* client, int worker_index, const FetchPlan& fetch,
+                          const std::vector<int64_t>& inputs, MiniBatch* batch) const;
   // Rows `ids` of an input tensor (features or typed inputs), through the
   // remote-row cache when it holds that tensor, into a recycled buffer.
   Array pull_inputs(net::Client* client, int worker_index, const store::TensorSpec& spec, const int64_t* ids,
@@ -151,7 +162,6 @@ class DistDataLoader {
 
   FetchPlan fetch_;  // guarded by mutex_
   std::string seed_ntype_;
-  std::vector<store::TensorSpec> input_specs_;  // by node type (typed_inputs)
   int64_t num_batches_ = 0;
   int epoch_ = 0;
   std::vector<Worker> workers_;  // one per sampler thread, or one for the caller

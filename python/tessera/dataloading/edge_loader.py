@@ -75,6 +75,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
         self._device = torch.device(device) if device is not None else None
         self._seed_ntypes = list(g.ntypes) if typed else None  # typed: HeteroBlocks
         self._ntype = info["ntypes"][0] if len(info["ntypes"]) == 1 else None
+        self._plan_prefetch(g, graph_sampler, labels=False)
         self._negative = negative_sampler is not None
         samplers = info["num_samplers"] if num_samplers is None else int(num_samplers)
         seed = int(torch.randint(0, 2 ** 62, (1,)))
@@ -84,10 +85,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
             exclude_callback, negative_callback, *pairs))
         self._epoch = 0
-        self._feature = graph_sampler.prefetch_node_feats
-        self._label = None
-        if self._feature:
-            self._c.set_fetch(self._feature, "")
+        self._start_prefetch()
 
     def __iter__(self):
         for input_nodes, seeds, blocks, pairs in self._epoch_batches():

@@ -65,19 +65,66 @@ class DistNodeDataLoader:
             self._seed_ntypes = None
             seeds = to_ids(nids, "DistNodeDataLoader nids").to(torch.int64)
         self._book = book
-        # Prefetch fills one tensor of input rows per batch: one node type, seeds not by type.
         self._ntype = info["ntypes"][0] if len(info["ntypes"]) == 1 and self._seed_ntypes is None else None
-        if self._ntype is None and (graph_sampler.prefetch_node_feats or graph_sampler.prefetch_labels):
-            raise ValueError("prefetch_node_feats / prefetch_labels: Tessera's loader prefetches the rows of a graph "
-                             "with one node type and seeds not given by type; read the rows in the training loop")
+        self._plan_prefetch(g, graph_sampler, labels=True)
         self._c = context.register_loader(_C.DataLoader(
             graph_sampler.c_sampler(g), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else ""))
         self._epoch = 0
-        self._feature = graph_sampler.prefetch_node_feats
-        self._label = graph_sampler.prefetch_labels
-        if self._feature or self._label:
+        self._start_prefetch()
+
+    def _plan_prefetch(self, g, graph_sampler, labels):
+        """Checks and keeps the rows that graph_sampler's prefetch_node_feats / prefetch_labels name (`labels`:
+        whether the batches' output nodes are labelled seeds), before the C++ loader exists. Prefetch fills one
+        tensor of input rows per batch on a graph of one node type, and one per node type when the seeds are given
+        by type (HeteroBlocks); the seeds' labels only when they are of one type."""
+        feature, label = graph_sampler.prefetch_node_feats, graph_sampler.prefetch_labels if labels else None
+        self._feature = self._label = None
+        self._typed_features = {}  # HeteroBlocks: ntype -> the node data its input rows are fetched from
+        if self._seed_ntypes is None:
+            if self._ntype is None and (feature or label):
+                raise ValueError("prefetch_node_feats / prefetch_labels: blocks of a graph with several node types "
+                                 "in homogeneous form have no one tensor of input rows; give the seeds by type "
+                                 "({ntype: IDs}) or read the rows in the training loop")
+            if isinstance(feature, dict) or isinstance(label, dict):
+                raise ValueError("prefetch_node_feats / prefetch_labels: a {ntype: name} prefetch needs seeds given "
+                                 "by type ({ntype: IDs})")
+            self._feature, self._label = feature, label
+            return
+        ntypes = self._book.ntypes
+        if isinstance(feature, dict):
+            unknown = [nt for nt in feature if nt not in ntypes]
+            if unknown:
+                raise KeyError(f"prefetch_node_feats names node types {unknown}, which the graph does not have (it "
+                               f"has {ntypes})")
+            missing = {nt: f for nt, f in feature.items() if f not in g.nodes[nt].data}
+            if missing:
+                raise KeyError(f"prefetch_node_feats: node data {missing} is not in the graph")
+            self._typed_features = dict(feature)
+        elif feature:
+            self._typed_features = {nt: feature for nt in ntypes if feature in g.nodes[nt].data}
+            if not self._typed_features:
+                raise KeyError(f"prefetch_node_feats: no node type has data {feature!r}")
+        if label is not None:
+            if len(self._seed_ntypes) != 1:
+                raise ValueError(f"prefetch_labels: Tessera prefetches the labels of seeds of one type; these seeds "
+                                 f"are of types {self._seed_ntypes}")
+            if isinstance(label, dict):
+                if list(label) != self._seed_ntypes:
+                    raise KeyError(f"prefetch_labels names node types {list(label)}; the seeds are of type "
+                                   f"{self._seed_ntypes[0]!r}")
+                label = label[self._seed_ntypes[0]]
+        self._label = label
+
+    def _start_prefetch(self):
+        if self._typed_features or (self._seed_ntypes is not None and self._label):
+            self._set_typed_fetch()
+        elif self._feature or self._label:
             self._c.set_fetch(self._feature or "", self._label or "")
+
+    def _set_typed_fetch(self):
+        self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, f) for nt, f in self._typed_features.items()},
+                                self._label or "")
 
     def __len__(self):
         return self._c.batches_per_epoch
@@ -94,6 +141,18 @@ class DistNodeDataLoader:
             return
         self._c.set_fetch(self._feature or "", self._label or "")
 
+    def _learn_typed(self, kind, ntype, ntype_feature):
+        """A read of node data `ntype_feature` with the batch's IDs of type `ntype` (HeteroBlocks)."""
+        if ntype_feature[0] != ntype:
+            return
+        if kind == "feature" and ntype not in self._typed_features:
+            self._typed_features[ntype] = ntype_feature[1]
+        elif kind == "label" and self._label is None:
+            self._label = ntype_feature[1]
+        else:
+            return
+        self._set_typed_fetch()
+
     def __iter__(self):
         for input_nodes, output_nodes, blocks, _ in self._epoch_batches():
             yield input_nodes, output_nodes, blocks
@@ -107,13 +166,14 @@ class DistNodeDataLoader:
     def _unpack(self, batch):
         """(input_nodes, output_nodes, blocks, edge pairs or None) of a batch from the C++ loader, with the
         prefetched rows attached to the node tensors the training loop indexes with."""
-        seeds, raw_blocks, features, labels, _, pairs = batch[:6]
+        seeds, raw_blocks, features, labels, typed, pairs = batch[:6]
         if self._seed_ntypes is not None:
             blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]
             # An edge batch keeps its seeds homogeneous: its pairs index them.
             output_nodes = seeds if pairs is not None else {nt: blocks[-1].dstnodes[nt].data[NID]
                                                             for nt in self._seed_ntypes}
+            self._attach_typed(input_nodes, None if pairs is not None else output_nodes, typed, labels)
         else:
             blocks = [_homogeneous_block(*b) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]
@@ -121,13 +181,28 @@ class DistNodeDataLoader:
         if self._ntype is not None:
             input_nodes._tessera_learn = lambda nf: self._learn("feature", nf)
             output_nodes._tessera_learn = lambda nf: self._learn("label", nf)
-        if features is not None:
-            input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
-        if labels is not None:
-            output_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._label): labels}
+            if features is not None:
+                input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
+            if labels is not None:
+                output_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._label): labels}
         if self._device is not None and self._device.type != "cpu":
             blocks = [b.to(self._device) for b in blocks]
         return input_nodes, output_nodes, blocks, pairs
+
+    def _attach_typed(self, input_nodes, output_nodes, typed, labels):
+        """HeteroBlocks: each type's prefetched rows on that type's input IDs ({ntype id: (positions, rows)}
+        from C++, in the order of the type's sources), the labels on the seeds' IDs, and learners on both."""
+        for nt, ids in input_nodes.items():
+            ids._tessera_learn = lambda nf, nt=nt: self._learn_typed("feature", nt, nf)
+        for t, (_, rows) in typed.items():
+            nt = self._book.ntypes[t]
+            input_nodes[nt]._tessera_rows = {_C.node_tensor_name(nt, self._typed_features[nt]): rows}
+        if output_nodes is None or len(self._seed_ntypes) != 1:
+            return
+        nt = self._seed_ntypes[0]
+        output_nodes[nt]._tessera_learn = lambda nf: self._learn_typed("label", nt, nf)
+        if labels is not None:
+            output_nodes[nt]._tessera_rows = {_C.node_tensor_name(nt, self._label): labels}
 
 
 def epoch_of(c_loader, epoch):

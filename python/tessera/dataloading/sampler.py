@@ -55,10 +55,13 @@ class NeighborSampler:
 
 
 def _one_name(names, what):
+    """One node data name, or {ntype: one name} (DGL's per-type form, for seeds given by type)."""
     if names is None:
         return None
     if isinstance(names, str):
         return names
+    if isinstance(names, dict):
+        return {nt: _one_name(v, f"{what}[{nt!r}]") for nt, v in names.items()}
     names = list(names)
     if len(names) != 1:
         raise ValueError(f"{what}: Tessera's loader prefetches one node feature and one label, not {names}")

@@ -85,10 +85,9 @@ class DistLinkNeighborLoader:
             sampler = negative_sampler.Uniform(int(self._amount))
         else:
             sampler = None
-        # On a typed graph each batch gathers x per node type; on one type, the sampler threads prefetch it.
-        prefetch = None if self._etype is not None else self._feature
+        # The sampler threads prefetch x (per node type on a typed graph).
         self._loader = DistEdgeDataLoader(g, eids, NeighborSampler(fanouts(g, num_neighbors),
-                                                                   prefetch_node_feats=prefetch),
+                                                                   prefetch_node_feats=self._feature),
                                           batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
                                           exclude=exclude, negative_sampler=sampler, num_samplers=num_samplers,
                                           _pairs=pairs)
@@ -107,7 +106,11 @@ class DistLinkNeighborLoader:
         sub = pyg_subgraph(blocks)
         c = self._etype
         if c is not None:
-            data = hetero_data(self._pyg, self._g, sub, self._feature)
+            rows = {}
+            if self._feature is not None:  # prefetched: reading them takes the samplers' rows
+                rows = {nt: (ids, self._g.nodes[nt].data[self._feature][ids]) for nt, ids in input_nodes.items()
+                        if self._feature in self._g.nodes[nt].data}
+            data = hetero_data(self._pyg, self._g, sub, self._feature, rows)
             self._supervise(data[c], data[c[0]], data[c[2]], *pair.edges(etype=c), pair.edges[c].data["_ID"],
                             None if neg is None else neg.edges(etype=c))
             return data

@@ -122,7 +122,11 @@ class DistNeighborLoader:
         self._c = context.register_loader(_C.DataLoader(
             sampler.c_sampler(g), ids, int(batch_size), bool(shuffle), bool(drop_last), samplers,
             int(torch.randint(0, 2 ** 62, (1,))), seed_ntype=self._seed_type or "", pyg_layout=True))
-        self._c.set_fetch("" if self._typed else (self._feature or ""), self._label or "")
+        if self._typed:
+            has = [nt for nt in g.ntypes if self._feature is not None and self._feature in g.nodes[nt].data]
+            self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, self._feature) for nt in has}, self._label or "")
+        else:
+            self._c.set_fetch(self._feature or "", self._label or "")
         self._epoch = 0
 
     def _present(self, name):
@@ -137,9 +141,9 @@ class DistNeighborLoader:
 
     def __iter__(self):
         epoch, self._epoch = self._epoch, self._epoch + 1
-        for _, _, features, labels, _, _, layout in epoch_of(self._c, epoch):
+        for _, _, features, labels, typed_rows, _, layout in epoch_of(self._c, epoch):
             sub = Subgraph(*layout)
-            data = self._hetero(sub, labels) if self._typed else self._homo(sub, features, labels)
+            data = self._hetero(sub, labels, typed_rows) if self._typed else self._homo(sub, features, labels)
             yield data.to(self._device) if self._device is not None else data
 
     def _homo(self, sub, features, labels):
@@ -152,8 +156,10 @@ class DistNeighborLoader:
             data.y = labels
         return data
 
-    def _hetero(self, sub, labels):
-        data = hetero_data(self._pyg, self._g, sub, self._feature)
+    def _hetero(self, sub, labels, typed_rows):
+        # The sampler threads fetched each type's rows in the order of its nodes in the layout.
+        rows = {self._g.ntypes[t]: (None, x) for t, (_, x) in typed_rows.items()}
+        data = hetero_data(self._pyg, self._g, sub, self._feature, rows)
         seeds = data[self._seed_type]
         seeds.batch_size = sub.num_seeds
         if labels is not None:

@@ -38,11 +38,14 @@ def positions_of(all_nodes, nodes):
     return order[torch.searchsorted(all_nodes[order], nodes)]
 
 
-def hetero_data(pyg, g, sub, feature):
+def hetero_data(pyg, g, sub, feature, rows=None):
     """The subgraph of a typed graph as PyG's HeteroData: per node type `n_id` (type-local IDs, the seeds of the
     type first), `num_nodes` and `x` (node data `feature`, where the type has it); per edge type `edge_index`
-    (indices among its end types' nodes) and `e_id` (type-local edge IDs)."""
+    (indices among its end types' nodes) and `e_id` (type-local edge IDs). `rows`: {ntype: (IDs, their rows of
+    `feature`)} fetched ahead, IDs None when the rows follow the type's nodes in `sub.nodes`; a type without an
+    entry has its rows pulled here."""
     book = g.get_partition_book()
+    rows = rows or {}
     types, local = book.map_to_per_ntype(sub.nodes)
     rank = torch.empty(len(sub.nodes), dtype=torch.int64)  # a node's index among those of its type
     data = pyg.HeteroData()
@@ -52,8 +55,11 @@ def hetero_data(pyg, g, sub, feature):
         store = data[nt]
         store.n_id = local[mine]
         store.num_nodes = int(mine.sum())
-        if feature is not None and feature in g.nodes[nt].data:
-            store.x = g.nodes[nt].data[feature][local[mine]]
+        if nt in rows:
+            ids, x = rows[nt]
+            store.x = x if ids is None else x[positions_of(ids, store.n_id)]
+        elif feature is not None and feature in g.nodes[nt].data:
+            store.x = g.nodes[nt].data[feature][store.n_id]
     edge_types, edge_local = book.map_to_per_etype(sub.eids)
     for r, c in enumerate(g.canonical_etypes):
         mine = edge_types == r
