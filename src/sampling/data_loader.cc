@@ -30,6 +30,7 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
     for (const std::string& ntype : ntypes)
       if (options_.typed_inputs.count(ntype) == 0) fail("node type '{}' has no input tensor", ntype);
   fetch_ = plan_fetch(options_.typed_inputs.empty() ? options_.feature : "", options_.label, options_.typed_inputs);
+  fetch_.cache = options_.feature_cache;
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
   if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
@@ -89,13 +90,20 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
 void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
   FetchPlan plan = plan_fetch(feature, label, {});
   std::lock_guard<std::mutex> lock(mutex_);
+  plan.cache = std::move(fetch_.cache);
   fetch_ = std::move(plan);
 }
 
 void DistDataLoader::set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label) {
   FetchPlan plan = plan_fetch("", label, inputs);
   std::lock_guard<std::mutex> lock(mutex_);
+  plan.cache = std::move(fetch_.cache);
   fetch_ = std::move(plan);
+}
+
+void DistDataLoader::set_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fetch_.cache = std::move(cache);
 }
 
 void DistDataLoader::limit_batches(int64_t count) {
@@ -167,7 +175,7 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
     fetch_typed_inputs(client, worker_index, fetch, inputs, batch);
   } else if (!fetch.feature.empty()) {
     batch->features =
-        pull_inputs(client, worker_index, fetch.feature_spec, inputs.data(), static_cast<int64_t>(inputs.size()));
+        pull_inputs(client, worker_index, fetch, fetch.feature_spec, inputs.data(), static_cast<int64_t>(inputs.size()));
   }
   if (!fetch.label.empty()) {
     std::vector<int64_t> label_ids(batch->seeds.size());
@@ -194,15 +202,15 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, c
     TypedInputs& group = by_type[t];
     if (group.ids.empty()) continue;
     group.ntype = static_cast<int>(t);
-    group.rows = pull_inputs(client, worker_index, fetch.input_specs[t], group.ids.data(),
+    group.rows = pull_inputs(client, worker_index, fetch, fetch.input_specs[t], group.ids.data(),
                              static_cast<int64_t>(group.ids.size()));
     batch->inputs.push_back(std::move(group));
   }
 }
 
-Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const store::TensorSpec& spec,
-                                  const int64_t* ids, int64_t count) const {
-  const distributed::RemoteRowCache* cache = options_.feature_cache.get();
+Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const FetchPlan& fetch,
+                                  const store::TensorSpec& spec, const int64_t* ids, int64_t count) const {
+  const distributed::RemoteRowCache* cache = fetch.cache.get();
   const bool cached = cache != nullptr && cache->spec().name == spec.name;
   // A machine without a partition takes each partition's rows as its reply
   // frame when they all come from one: there is no copy to save.

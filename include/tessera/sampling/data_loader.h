@@ -119,6 +119,10 @@ class DistDataLoader {
   // the full name of their input tensor (as typed_inputs; a type left out
   // gets no rows), `label` is the seeds' node data or "".
   void set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label);
+  // Rows of the fetched feature kept in this process (as
+  // LoaderOptions::feature_cache), from the next batch a sampler claims on;
+  // null for none.
+  void set_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache);
 
   // Shuffles (by seed and epoch) and starts the samplers on the epoch.
   void start_epoch(int epoch);
@@ -140,6 +144,7 @@ class DistDataLoader {
     // has_input[t] is false. Empty: no typed inputs.
     std::vector<store::TensorSpec> input_specs;
     std::vector<bool> has_input;
+    std::shared_ptr<const distributed::RemoteRowCache> cache;  // used when it holds the tensor fetched
   };
   FetchPlan plan_fetch(const std::string& feature, const std::string& label,
                        const std::map<std::string, std::string>& typed_inputs) const;
@@ -156,8 +161,8 @@ class DistDataLoader {
                           const std::vector<int64_t>& inputs, MiniBatch* batch) const;
   // Rows `ids` of an input tensor (features or typed inputs), through the
   // remote-row cache when it holds that tensor, into a recycled buffer.
-  Array pull_inputs(net::Client* client, int worker_index, const store::TensorSpec& spec, const int64_t* ids,
-                    int64_t count) const;
+  Array pull_inputs(net::Client* client, int worker_index, const FetchPlan& fetch, const store::TensorSpec& spec,
+                    const int64_t* ids, int64_t count) const;
   std::shared_ptr<ArrayPool> input_rows_;  // buffers of batches' input rows, reused
 
   FetchPlan fetch_;  // guarded by mutex_

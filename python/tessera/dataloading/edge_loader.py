@@ -49,11 +49,12 @@ class DistEdgeDataLoader(DistNodeDataLoader):
     reverse_etypes={etype: reverse etype} leaves out the batch's edges and, for each edge u -> v, the edges
     v -> u of its reverse type (found by their ends, since Tessera numbers each type's edges on its own);
     exclude="reverse_id" takes reverse_eids={etype: type-local reverse IDs within that type}; and a function
-    given as exclude or negative_sampler is called as DGL calls it, with {etype: type-local edge IDs}."""
+    given as exclude or negative_sampler is called as DGL calls it, with {etype: type-local edge IDs}.
+    num_samplers and cache_remote_features are DistNodeDataLoader's."""
 
     def __init__(self, g, eids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  exclude=None, reverse_eids=None, reverse_etypes=None, negative_sampler=None, num_samplers=None,
-                 _pairs=None, **kwargs):
+                 cache_remote_features=0.25, _pairs=None, **kwargs):
         if isinstance(graph_sampler, EdgePredictionSampler):
             exclude = graph_sampler.exclude if exclude is None else exclude
             reverse_eids = graph_sampler.reverse_eids if reverse_eids is None else reverse_eids
@@ -61,6 +62,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             negative_sampler = graph_sampler.negative_sampler if negative_sampler is None else negative_sampler
             graph_sampler = graph_sampler.sampler
         check_loader_arguments("DistEdgeDataLoader", g, batch_size, kwargs, {"num_workers"})
+        self._cache_fraction = context.cache_fraction(cache_remote_features)
         info = context.ensure_initialized()
         typed = len(g.canonical_etypes) > 1 or len(g.ntypes) > 1
         # tessera.pyg's link loader batches node pairs (src, dst, edge type ID or -1) of its own: eids then

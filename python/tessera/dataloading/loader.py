@@ -40,11 +40,18 @@ def check_loader_arguments(loader, g, batch_size, kwargs, also_accepted=()):
 
 class DistNodeDataLoader:
     """DistNodeDataLoader(g, nids, graph_sampler, batch_size=1, shuffle=False, drop_last=False): iterating
-    gives (input_nodes, output_nodes, blocks) per mini-batch; len() is the number of batches per epoch."""
+    gives (input_nodes, output_nodes, blocks) per mini-batch; len() is the number of batches per epoch.
+
+    Tessera's own arguments: num_samplers (sampler threads; the launcher's --num-samplers by default) and
+    cache_remote_features (default 0.25): the fraction of other machines' nodes, those of largest in-degree,
+    whose rows of the prefetched feature this process keeps, shared by its loaders, as `tessera train sage
+    --cache-remote-features` does; 0 pulls every remote row every time, as DistDGL does. Only partition data is
+    cached (it is read-only, so the copy is exact), once the loader knows which feature the loop reads."""
 
     def __init__(self, g, nids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
-                 num_workers=0, num_samplers=None, **kwargs):
+                 num_workers=0, num_samplers=None, cache_remote_features=0.25, **kwargs):
         check_loader_arguments("DistNodeDataLoader", g, batch_size, kwargs, {"collate_fn"})
+        self._cache_fraction = context.cache_fraction(cache_remote_features)
         info = context.ensure_initialized()
         self._g = g
         self._info = info
@@ -121,6 +128,14 @@ class DistNodeDataLoader:
             self._set_typed_fetch()
         elif self._feature or self._label:
             self._c.set_fetch(self._feature or "", self._label or "")
+            self._use_feature_cache()
+
+    def _use_feature_cache(self):
+        """Once the samplers fetch a feature of the partition (graph of one node type): the process's cache of its
+        rows. A DistTensor assigned to g.ndata at run time may change, so it is not cached."""
+        if self._feature and self._cache_fraction > 0 and self._g.ndata[self._feature]._ntype_feature is not None:
+            self._c.set_feature_cache(context.feature_cache(_C.node_tensor_name(self._ntype, self._feature),
+                                                            self._cache_fraction))
 
     def _set_typed_fetch(self):
         self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, f) for nt, f in self._typed_features.items()},
@@ -140,6 +155,8 @@ class DistNodeDataLoader:
         else:
             return
         self._c.set_fetch(self._feature or "", self._label or "")
+        if kind == "feature":
+            self._use_feature_cache()
 
     def _learn_typed(self, kind, ntype, ntype_feature):
         """A read of node data `ntype_feature` with the batch's IDs of type `ntype` (HeteroBlocks)."""

@@ -84,6 +84,29 @@ def register_loader(c_loader):
     return c_loader
 
 
+# Other machines' rows of the partition's node features the loaders fetch (read-only, so a copy stays exact), one
+# cache per tensor for all of this process's loaders (a trainer's training and evaluation loaders read the same
+# rows): (tensor, fraction) -> RemoteRowCache, or None where there is nothing to keep.
+_FEATURE_CACHES = {}
+
+
+def feature_cache(tensor, fraction, max_mb=1024):
+    """The process's cache of `fraction` of the other machines' rows of node tensor `tensor` (full name), those
+    of their nodes of largest in-degree, built on first use (as `tessera train sage --cache-remote-features`)."""
+    key = (tensor, float(fraction))
+    if key not in _FEATURE_CACHES:
+        _FEATURE_CACHES[key] = _C.RemoteRowCache.build(tensor, float(fraction), int(max_mb))
+    return _FEATURE_CACHES[key]
+
+
+def cache_fraction(value):
+    """A loader's cache_remote_features argument, checked."""
+    fraction = float(value)
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"cache_remote_features must be a fraction in [0, 1], not {value}")
+    return fraction
+
+
 def _at_exit():
     _stop_loaders()
     # After an uncaught error, peers may be waiting or dead: leave without the

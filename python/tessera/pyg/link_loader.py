@@ -55,11 +55,12 @@ class DistLinkNeighborLoader:
     or the graph's edges (all of them, or those whose IDs `edge_ids` gives), labelled by edge_label when
     given; on a typed graph, edge_label_index is an edge type or (edge type, pairs). exclude (Tessera's
     argument for the graph's own edges; PyG excludes nothing): None, "self" (the batch's edges leave its
-    subgraph) or "reverse" (and their reverses)."""
+    subgraph) or "reverse" (and their reverses). cache_remote_features is DistNeighborLoader's."""
 
     def __init__(self, data, num_neighbors, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, collect_features=True,
-                 to_device=None, exclude=None, edge_ids=None, num_samplers=None, **kwargs):
+                 to_device=None, exclude=None, edge_ids=None, num_samplers=None, cache_remote_features=0.25,
+                 **kwargs):
         self._pyg = pyg_data()
         unknown = set(kwargs) - {"worker_options", "edge_dir", "with_weight"}
         if unknown:
@@ -90,7 +91,7 @@ class DistLinkNeighborLoader:
                                                                    prefetch_node_feats=self._feature),
                                           batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
                                           exclude=exclude, negative_sampler=sampler, num_samplers=num_samplers,
-                                          _pairs=pairs)
+                                          cache_remote_features=cache_remote_features, _pairs=pairs)
 
     def __len__(self):
         return len(self._loader)

@@ -93,16 +93,19 @@ class DistNeighborLoader:
     """DistNeighborLoader(data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
     collect_features=True, to_device=None): `data` a DistDataset or DistGraph; len() is the batches per epoch.
     The sampler threads lay each batch out as PyG's subgraph and fetch its nodes' feature rows and its seeds'
-    labels, ahead of the loop."""
+    labels, ahead of the loop; cache_remote_features is tessera.dataloading.DistNodeDataLoader's (a graph of one
+    node type keeps that fraction of other machines' feature rows in this process)."""
 
     def __init__(self, data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
-                 collect_features=True, to_device=None, with_edge=True, num_samplers=None, **kwargs):
+                 collect_features=True, to_device=None, with_edge=True, num_samplers=None, cache_remote_features=0.25,
+                 **kwargs):
         self._pyg = pyg_data()
         unknown = set(kwargs) - {"worker_options", "edge_dir", "with_weight"}
         if unknown:
             raise TypeError(f"DistNeighborLoader got unexpected arguments {sorted(unknown)}")
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        fraction = context.cache_fraction(cache_remote_features)
         self.data = DistDataset.of(data)
         g = self.data.graph
         info = context.ensure_initialized()
@@ -127,6 +130,9 @@ class DistNeighborLoader:
             self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, self._feature) for nt in has}, self._label or "")
         else:
             self._c.set_fetch(self._feature or "", self._label or "")
+            if self._feature and fraction > 0 and g.ndata[self._feature]._ntype_feature is not None:
+                self._c.set_feature_cache(context.feature_cache(_C.node_tensor_name(g.ntypes[0], self._feature),
+                                                                fraction))
         self._epoch = 0
 
     def _present(self, name):

@@ -54,6 +54,30 @@ expected0 = -1.0 - 1.0 / 2 ** 0.5
 assert torch.allclose(rows[0], torch.full((2,), expected0)), rows
 assert torch.allclose(rows[1:], torch.full((2, 2), -1.0)), rows
 
+# The loaders keep other machines' rows of the partition feature they fetch (cache_remote_features, one cache
+# per process): every batch's rows equal direct pulls, and some remote rows come from the cache, none with 0.
+from tessera.distributed import context  # noqa: E402
+
+feat = g.ndata["feat"]
+
+
+def batches_match(fraction):
+    sampler = dgl.dataloading.NeighborSampler([5, 5], prefetch_node_feats="feat")
+    loader = dgl.dataloading.DistNodeDataLoader(g, local, sampler, batch_size=256, cache_remote_features=fraction)
+    for input_nodes, _, _ in loader:
+        assert torch.equal(feat[input_nodes], feat[input_nodes.clone()])
+
+
+batches_match(0.3)
+cache = context.feature_cache(feat._c.name, 0.3)  # the loader's
+assert cache.num_rows > 0 and cache.remote_ids_found > 0, (cache.num_rows, cache.remote_ids_found)
+found = cache.remote_ids_found
+batches_match(0.3)  # a second loader shares it
+assert cache.remote_ids_found > found
+found = cache.remote_ids_found
+batches_match(0)
+assert cache.remote_ids_found == found
+
 # DDP over the launcher's torch.distributed, with uneven batches under join().
 model = nn.parallel.DistributedDataParallel(nn.Linear(3, 1))
 with model.join():
