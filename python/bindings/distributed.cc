@@ -15,6 +15,7 @@
 #include "tessera/distributed/dist_tensor.h"
 #include "tessera/distributed/job_env.h"
 #include "tessera/distributed/node_split.h"
+#include "tessera/distributed/remote_row_cache.h"
 #include "tessera/store/partition_store.h"
 
 namespace tessera::python {
@@ -220,6 +221,30 @@ void bind_distributed(py::module_& m) {
       .def_property_readonly("num_rows", &DistTensor::num_rows)
       .def("pull", &pull)
       .def("push", &push, py::arg("ids"), py::arg("values"), py::arg("add") = false);
+
+  // Other machines' rows of a read-only node tensor (partition data) kept in this process, for its loaders and
+  // reads to share (a RemoteRowCache); build() gives None where there is nothing to keep (standalone, fraction 0).
+  py::class_<distributed::RemoteRowCache, std::shared_ptr<distributed::RemoteRowCache>>(m, "RemoteRowCache")
+      .def_static("build", [](const std::string& tensor, double fraction, int64_t max_mb) {
+             Context& ctx = context();
+             const store::TensorSpec spec = DistTensor::open(ctx, tensor).spec();
+             py::gil_scoped_release release;
+             return distributed::RemoteRowCache::build(ctx, spec, fraction, max_mb << 20);
+           }, py::arg("tensor"), py::arg("fraction"), py::arg("max_mb"))
+      .def("pull", [](const distributed::RemoteRowCache& c, const DistTensor& t, const torch::Tensor& ids_in) {
+             const torch::Tensor ids = id_tensor(ids_in, "'" + t.name() + "'");
+             check_range(ids, t.num_rows(), t.name());
+             Array rows;
+             {
+               py::gil_scoped_release release;
+               Context& ctx = context();
+               rows = c.pull(ctx, ctx.standalone() ? nullptr : &ctx.client(), 0, ids.data_ptr<int64_t>(), ids.numel());
+             }
+             return to_tensor(rows);
+           }, py::arg("tensor"), py::arg("ids"))
+      .def_property_readonly("num_rows", &distributed::RemoteRowCache::num_rows)
+      .def_property_readonly("remote_ids_asked", &distributed::RemoteRowCache::remote_ids_asked)
+      .def_property_readonly("remote_ids_found", &distributed::RemoteRowCache::remote_ids_found);
 
   py::class_<DistEmbedding>(m, "DistEmbedding")
       .def(py::init([](const std::string& name, int64_t dim, const std::string& policy, const std::string& init,

@@ -8,7 +8,6 @@
 
 #include "bindings.h"
 #include "convert.h"
-#include "tessera/distributed/dist_tensor.h"
 #include "tessera/distributed/remote_row_cache.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
@@ -199,19 +198,6 @@ void bind_sampling(py::module_& m) {
            py::arg("fanouts"), py::arg("replace") = false, py::arg("per_etype") = false,
            py::arg("weights") = std::vector<std::string>())
       .def_property_readonly("num_layers", &DistNeighborSampler::num_layers);
-
-  // Other machines' rows of a read-only node tensor (partition data) kept in this process, for the loaders to share (a
-  // RemoteRowCache); build() gives None where there is nothing to keep (standalone, fraction 0).
-  py::class_<distributed::RemoteRowCache, std::shared_ptr<distributed::RemoteRowCache>>(m, "RemoteRowCache")
-      .def_static("build", [](const std::string& tensor, double fraction, int64_t max_mb) {
-             distributed::Context& ctx = context();
-             const store::TensorSpec spec = distributed::DistTensor::open(ctx, tensor).spec();
-             py::gil_scoped_release release;
-             return distributed::RemoteRowCache::build(ctx, spec, fraction, max_mb << 20);
-           }, py::arg("tensor"), py::arg("fraction"), py::arg("max_mb"))
-      .def_property_readonly("num_rows", &distributed::RemoteRowCache::num_rows)
-      .def_property_readonly("remote_ids_asked", &distributed::RemoteRowCache::remote_ids_asked)
-      .def_property_readonly("remote_ids_found", &distributed::RemoteRowCache::remote_ids_found);
 
   py::class_<DistDataLoader>(m, "DataLoader")
       .def(py::init([](const DistNeighborSampler& sampler, const torch::Tensor& seeds, int64_t batch_size,

@@ -64,4 +64,13 @@ inline void add_node_train_flags(CLI::App* cmd, train::NodeTrainOptions& o, cons
                 "tessera launch --max-restarts)");
 }
 
+// The remote-feature cache's flags (`train sage`, `train link`).
+inline void add_feature_cache_flags(CLI::App* cmd, train::FeatureCacheOptions& o) {
+  cmd->add_option("--cache-remote-features,--cache_remote_features", o.cache_remote_features,
+                  "share of every other machine's nodes (largest in-degree first) whose features each trainer keeps "
+                  "in memory; 0: pull every remote row every time, as DistDGL (default 0.25)");
+  cmd->add_option("--feature-cache-mb,--feature_cache_mb", o.feature_cache_mb,
+                  "most megabytes of remote feature rows each trainer keeps (default 1024)");
+}
+
 }  // namespace tessera::tools

@@ -28,11 +28,7 @@ void add_sage(CLI::App& train) {
   tools::add_node_train_flags(cmd, *o, "sage");
   cmd->add_option("--aggregator", o->aggregator, "mean (default) or gcn");
   cmd->add_flag("--replace", o->replace, "sample neighbours with replacement");
-  cmd->add_option("--cache-remote-features,--cache_remote_features", o->cache_remote_features,
-                  "share of every other machine's nodes (largest in-degree first) whose features each trainer keeps "
-                  "in memory; 0: pull every remote row every time, as DistDGL (default 0.25)");
-  cmd->add_option("--feature-cache-mb,--feature_cache_mb", o->feature_cache_mb,
-                  "most megabytes of remote feature rows each trainer keeps (default 1024)");
+  tools::add_feature_cache_flags(cmd, *o);
   cmd->callback([o] { run_trainer(*o, &train::run_sage_training); });
 }
 
@@ -79,6 +75,7 @@ void add_link(CLI::App& train) {
   cmd->add_flag("--logistic-regression,--logistic_regression", o->logistic_regression,
                 "after training, fit a logistic regression on the train_mask nodes' embeddings and report its "
                 "validation and test accuracy (DGL's unsupervised protocol)");
+  tools::add_feature_cache_flags(cmd, *o);
   cmd->callback([o] { run_trainer(*o, &train::run_link_training); });
 }
 

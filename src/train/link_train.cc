@@ -95,6 +95,7 @@ int run_link_training(const LinkTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
   check_link_options(o);
+  check_feature_cache(o);
   auto ctx = join_job(o);
   distributed::DistGraph g(*ctx);
   if (g.ntypes().size() != 1 || g.etypes().size() != 1)
@@ -111,7 +112,8 @@ int run_link_training(const LinkTrainOptions& o) {
   const std::string out_dir = out_dir_or_default(o.out_dir, "link-" + ctx->config().graph_name);
   nlohmann::json config = to_json(o);
   config.update({{"decoder", o.decoder}, {"num_negs", o.num_negs}, {"eval_negatives", o.eval_negatives},
-                 {"exclude", o.exclude}, {"logistic_regression", o.logistic_regression}});
+                 {"exclude", o.exclude}, {"logistic_regression", o.logistic_regression},
+                 {"cache_remote_features", o.cache_remote_features}});
   run::RunLog log = open_run_log(*ctx, out_dir, "train link", config, resuming(o.checkpoint));
 
   const distributed::DistTensor feat = g.ndata("feat");
@@ -138,6 +140,8 @@ int run_link_training(const LinkTrainOptions& o) {
   for (int64_t e = first; e < last; ++e) train_edges[e - first] = e;
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   lo.label = "";
+  // 'feat' is read-only, so training, ranking and the embedding probe share one cache.
+  lo.feature_cache = feature_cache(*ctx, feat, o, log);
   auto edges = std::make_shared<sampling::EdgeBatchOptions>();
   edges->negatives.mode = sampling::NegativeSampling::Mode::kPerSource;
   edges->negatives.k = o.num_negs;
@@ -210,6 +214,7 @@ int run_link_training(const LinkTrainOptions& o) {
   if (o.logistic_regression && ctx->rank() == 0)
     record.update({{"embedding_val_acc", probe.val}, {"embedding_test_acc", probe.test}});
   record.update(all.times());
+  record.update(feature_cache_summary(*ctx, lo.feature_cache.get()));
   ctx->finalize();
   loop.finish(record);
   return 0;

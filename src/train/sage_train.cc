@@ -25,10 +25,7 @@ int run_sage_training(const SageTrainOptions& o) {
   validate(o, &fanouts, &eval_fanouts);
   if (o.aggregator != "mean" && o.aggregator != "gcn") fail("--aggregator '{}': expected mean or gcn", o.aggregator);
   check(o.checkpoint);
-  if (!(o.cache_remote_features >= 0 && o.cache_remote_features <= 1))
-    fail("--cache-remote-features must be a fraction in [0, 1] (got {})", o.cache_remote_features);
-  if (o.feature_cache_mb < 0 || o.feature_cache_mb > (int64_t{1} << 30))
-    fail("--feature-cache-mb must be 0 or more megabytes (got {})", o.feature_cache_mb);
+  check_feature_cache(o);
   auto ctx = join_job(o);
   distributed::DistGraph g(*ctx);
   if (g.ntypes().size() != 1)
@@ -66,12 +63,8 @@ int run_sage_training(const SageTrainOptions& o) {
 
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   // 'feat' is read-only here, so training and evaluation share one cache.
-  const std::shared_ptr<distributed::RemoteRowCache> cache =
-      distributed::RemoteRowCache::build(*ctx, feat.spec(), o.cache_remote_features, o.feature_cache_mb << 20);
+  const std::shared_ptr<distributed::RemoteRowCache> cache = feature_cache(*ctx, feat, o, log);
   lo.feature_cache = cache;
-  if (cache)
-    log.line(fmt::format("feature cache: {} rows of other machines' nodes, {:.1f} MB per trainer", cache->num_rows(),
-                         static_cast<double>(cache->num_rows() * feat.spec().row_bytes()) / 1e6));
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
   int64_t total_train = 0;
   const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
@@ -111,12 +104,7 @@ int run_sage_training(const SageTrainOptions& o) {
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");
   summary.model_dir = out_dir + "/model";
-  if (cache) {
-    int64_t counts[3] = {cache->num_rows(), cache->remote_ids_found(), cache->remote_ids_asked()};
-    ctx->collectives().all_reduce_sum(counts, 3);
-    summary.extra = {{"feature_cache_rows", counts[0] / ctx->world_size()},
-                     {"feature_cache_remote_hit_rate", counts[2] == 0 ? 0.0 : static_cast<double>(counts[1]) / counts[2]}};
-  }
+  if (cache) summary.extra = feature_cache_summary(*ctx, cache.get());
   loop.finish(summary);
   return 0;
 }

@@ -213,6 +213,32 @@ void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& co
   }
 }
 
+void check_feature_cache(const FeatureCacheOptions& o) {
+  if (!(o.cache_remote_features >= 0 && o.cache_remote_features <= 1))
+    fail("--cache-remote-features must be a fraction in [0, 1] (got {})", o.cache_remote_features);
+  if (o.feature_cache_mb < 0 || o.feature_cache_mb > (int64_t{1} << 30))
+    fail("--feature-cache-mb must be 0 or more megabytes (got {})", o.feature_cache_mb);
+}
+
+std::shared_ptr<distributed::RemoteRowCache> feature_cache(distributed::Context& ctx,
+                                                           const distributed::DistTensor& feat,
+                                                           const FeatureCacheOptions& o, run::RunLog& log) {
+  std::shared_ptr<distributed::RemoteRowCache> cache =
+      distributed::RemoteRowCache::build(ctx, feat.spec(), o.cache_remote_features, o.feature_cache_mb << 20);
+  if (cache)
+    log.line(fmt::format("feature cache: {} rows of other machines' nodes, {:.1f} MB per trainer", cache->num_rows(),
+                         static_cast<double>(cache->num_rows() * feat.spec().row_bytes()) / 1e6));
+  return cache;
+}
+
+nlohmann::json feature_cache_summary(distributed::Context& ctx, const distributed::RemoteRowCache* cache) {
+  if (cache == nullptr) return nlohmann::json::object();
+  int64_t counts[3] = {cache->num_rows(), cache->remote_ids_found(), cache->remote_ids_asked()};
+  ctx.collectives().all_reduce_sum(counts, 3);
+  return {{"feature_cache_rows", counts[0] / ctx.world_size()},
+          {"feature_cache_remote_hit_rate", counts[2] == 0 ? 0.0 : static_cast<double>(counts[1]) / counts[2]}};
+}
+
 sampling::LoaderOptions loader_options(const distributed::Context& ctx, const NodeTrainOptions& o) {
   sampling::LoaderOptions lo;
   lo.batch_size = o.batch_size;

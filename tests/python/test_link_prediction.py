@@ -59,6 +59,8 @@ def test_neighbourhoods_beat_features_and_python_matches_native(cora_links, tmp_
     assert native["test_mrr"] >= features_only["test_mrr"] + 0.10
     assert abs(python["test_mrr"] - native["test_mrr"]) <= 0.02
     assert 0 < native["test_hits@1"] <= native["test_hits@10"] <= native["test_hits@50"] <= 1
+    # Each trainer kept the other machine's hottest feature rows and found some of its remote rows there.
+    assert native["feature_cache_rows"] > 0 and native["feature_cache_remote_hit_rate"] > 0, native
     # DGL's protocol: a logistic regression on the embeddings beats one on Cora's raw features (0.479).
     assert native["embedding_test_acc"] >= 0.54, native
     # The run is a run like the others: its records draw a report.
@@ -86,6 +88,8 @@ def test_resume_continues_after_the_last_checkpoint(cora_links, tmp_path):
     ("--num-negs 0", ["--num-negs"]),
     ("--eval-negatives 0", ["--eval-negatives"]),
     ("--exclude both", ["--exclude", "both"]),
+    ("--cache-remote-features 1.5", ["--cache-remote-features", "1.5"]),
+    ("--feature-cache-mb -1", ["--feature-cache-mb"]),
 ])
 def test_bad_flags_are_refused_up_front(cora_links, tmp_path, flags, words):
     r = run([TESSERA, "train", "link", "--standalone", "--part-config", str(cora_links / "p1" / "cora.json"),

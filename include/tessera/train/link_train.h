@@ -18,7 +18,7 @@
 
 namespace tessera::train {
 
-struct LinkTrainOptions : NodeTrainOptions {
+struct LinkTrainOptions : NodeTrainOptions, FeatureCacheOptions {
   std::string decoder = "dot";    // --decoder: dot | mlp
   int64_t num_negs = 1;           // --num-negs: negatives per positive edge (uniform destinations)
   int64_t eval_negatives = 100;   // --eval-negatives: negatives each held-out edge is ranked against

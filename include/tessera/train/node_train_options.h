@@ -48,4 +48,14 @@ struct NodeTrainOptions {
   CheckpointOptions checkpoint;        // --checkpoint-every, --checkpoint-dir, --keep-checkpoints, --resume
 };
 
+// The remote-feature cache of the trainers that fetch one node feature
+// (`train sage`, `train link`): each trainer keeps the rows of the other
+// machines' nodes of largest in-degree (distributed/remote_row_cache.h).
+struct FeatureCacheOptions {
+  // --cache-remote-features: the share of every other machine's nodes, those
+  // of largest in-degree, whose features each trainer keeps in memory.
+  double cache_remote_features = 0.25;
+  int64_t feature_cache_mb = 1024;  // --feature-cache-mb: the cache's cap per trainer
+};
+
 }  // namespace tessera::train

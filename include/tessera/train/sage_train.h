@@ -16,13 +16,9 @@
 
 namespace tessera::train {
 
-struct SageTrainOptions : NodeTrainOptions {
+struct SageTrainOptions : NodeTrainOptions, FeatureCacheOptions {
   std::string aggregator = "mean";  // --aggregator: mean | gcn
   bool replace = false;             // --replace: sample neighbours with replacement
-  // --cache-remote-features: the share of every other machine's nodes, those
-  // of largest in-degree, whose features each trainer keeps in memory.
-  double cache_remote_features = 0.25;
-  int64_t feature_cache_mb = 1024;  // --feature-cache-mb: the cache's cap per trainer
   // DGL's graphsage example: 20 epochs, fanout 10,25, all neighbours at evaluation, ...
   SageTrainOptions() : NodeTrainOptions(20, {10, 25}, {-1}, 1000, 10000, 5, 0.003, 0.5) {}
 };

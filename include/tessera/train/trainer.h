@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/distributed/context.h"
+#include "tessera/distributed/dist_tensor.h"
 #include "tessera/nn/sage.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/train/node_train_options.h"
@@ -187,6 +188,21 @@ int64_t count_classes(distributed::Context& ctx, const std::string& label_name);
 
 // Every trainer starts from trainer 0's weights.
 void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& coll);
+
+// --cache-remote-features and --feature-cache-mb, checked before a trainer
+// joins its job.
+void check_feature_cache(const FeatureCacheOptions& options);
+// The trainer's cache of other machines' rows of `feat` (null when there is
+// nothing to cache: standalone, or a share of 0), logged to `log`; its
+// loaders share it through LoaderOptions::feature_cache. `feat` is read-only
+// partition data. Not collective.
+std::shared_ptr<distributed::RemoteRowCache> feature_cache(distributed::Context& ctx,
+                                                           const distributed::DistTensor& feat,
+                                                           const FeatureCacheOptions& options, run::RunLog& log);
+// What the trainers' caches served, for the final record: rows per trainer
+// and the share of remote rows found in a cache. Collective; {} without a
+// cache (then no trainer has one).
+nlohmann::json feature_cache_summary(distributed::Context& ctx, const distributed::RemoteRowCache* cache);
 
 // The training loader's options from the shared flags: --batch-size,
 // --seed, and --num-samplers sampler threads (else the launcher's count).

@@ -6,6 +6,7 @@ runs standalone: the C++ core starts when the first DistGraph names its 1-partit
 """
 import atexit
 import sys
+import threading
 import warnings
 import weakref
 
@@ -84,19 +85,37 @@ def register_loader(c_loader):
     return c_loader
 
 
-# Other machines' rows of the partition's node features the loaders fetch (read-only, so a copy stays exact), one
-# cache per tensor for all of this process's loaders (a trainer's training and evaluation loaders read the same
-# rows): (tensor, fraction) -> RemoteRowCache, or None where there is nothing to keep.
+# Other machines' rows of the partition's node features (read-only, so a copy stays exact), one cache per tensor
+# for all of this process's loaders and reads (a trainer's training and evaluation loaders, and a script's own
+# reads, want the same rows): tensor name -> RemoteRowCache, or None where there is nothing to keep.
 _FEATURE_CACHES = {}
+_ROWS_READ = {}  # tensor name -> rows its DistTensor reads asked for before it had a cache
+DEFAULT_CACHE_FRACTION = 0.25
 
 
-def feature_cache(tensor, fraction, max_mb=1024):
-    """The process's cache of `fraction` of the other machines' rows of node tensor `tensor` (full name), those
-    of their nodes of largest in-degree, built on first use (as `tessera train sage --cache-remote-features`)."""
-    key = (tensor, float(fraction))
-    if key not in _FEATURE_CACHES:
-        _FEATURE_CACHES[key] = _C.RemoteRowCache.build(tensor, float(fraction), int(max_mb))
-    return _FEATURE_CACHES[key]
+def feature_cache(tensor, fraction=DEFAULT_CACHE_FRACTION, max_mb=1024):
+    """The process's cache of other machines' rows of node tensor `tensor` (full name): `fraction` of their nodes,
+    those of largest in-degree (as `tessera train sage --cache-remote-features`), built on first use; the
+    fraction asked first holds for the process."""
+    if tensor not in _FEATURE_CACHES:
+        _FEATURE_CACHES[tensor] = _C.RemoteRowCache.build(tensor, float(fraction), int(max_mb))
+    return _FEATURE_CACHES[tensor]
+
+
+def cache_for_reads(c_tensor, count):
+    """The cache a read of `count` rows of partition node data `c_tensor` goes through: the process's, once it has
+    one, or once its reads of the tensor have asked for as many rows as a cache would hold (from then on the
+    cache saves what building it cost). None before, for data that is not floating point (labels: their reads
+    follow the seeds, not the degrees), and off the main thread, where the cache cannot be built."""
+    name = c_tensor.name
+    if name in _FEATURE_CACHES:
+        return _FEATURE_CACHES[name]
+    if not c_tensor.dtype.startswith("float") or threading.current_thread() is not threading.main_thread():
+        return None
+    _ROWS_READ[name] = _ROWS_READ.get(name, 0) + count
+    if _ROWS_READ[name] < DEFAULT_CACHE_FRACTION * c_tensor.num_rows:
+        return None
+    return feature_cache(name)
 
 
 def cache_fraction(value):

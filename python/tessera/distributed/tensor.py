@@ -161,6 +161,10 @@ class DistTensor:
         learn = getattr(ids, "_tessera_learn", None)
         if learn is not None and self._ntype_feature is not None:
             learn(self._ntype_feature)
+        if self._ntype_feature is not None:  # partition data: read-only, so a cached row is the row
+            cache = context.cache_for_reads(self._c, len(ids))
+            if cache is not None:
+                return cache.pull(self._c, ids)
         return self._c.pull(ids)
 
     def __setitem__(self, idx, values):

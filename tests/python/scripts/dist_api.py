@@ -54,26 +54,34 @@ expected0 = -1.0 - 1.0 / 2 ** 0.5
 assert torch.allclose(rows[0], torch.full((2,), expected0)), rows
 assert torch.allclose(rows[1:], torch.full((2, 2), -1.0)), rows
 
-# The loaders keep other machines' rows of the partition feature they fetch (cache_remote_features, one cache
-# per process): every batch's rows equal direct pulls, and some remote rows come from the cache, none with 0.
+# One cache per process of other machines' rows of a partition feature (read-only, so exact): a script's own
+# reads build it once they have asked for as many rows as it holds (a quarter of the rows), and go through it;
+# the loaders fetch through it too (cache_remote_features), and fetch none with 0. feat._c.pull() bypasses it.
 from tessera.distributed import context  # noqa: E402
 
 feat = g.ndata["feat"]
+every = torch.arange(n)
+assert torch.equal(feat[every[: n // 8]], feat._c.pull(every[: n // 8]))
+assert feat._c.name not in context._FEATURE_CACHES  # an eighth of the rows read: not yet worth a cache
+assert torch.equal(feat[every[n // 8: n // 2]], feat._c.pull(every[n // 8: n // 2]))
+cache = context._FEATURE_CACHES[feat._c.name]
+assert cache is not None and cache.num_rows > 0
+found = cache.remote_ids_found
+assert torch.equal(feat[every], feat._c.pull(every))
+assert cache.remote_ids_found > found
+assert context.cache_for_reads(g.ndata["label"]._c, n) is None  # labels follow the seeds, not the degrees
 
 
 def batches_match(fraction):
     sampler = dgl.dataloading.NeighborSampler([5, 5], prefetch_node_feats="feat")
     loader = dgl.dataloading.DistNodeDataLoader(g, local, sampler, batch_size=256, cache_remote_features=fraction)
     for input_nodes, _, _ in loader:
-        assert torch.equal(feat[input_nodes], feat[input_nodes.clone()])
+        assert torch.equal(feat[input_nodes], feat._c.pull(input_nodes))
 
 
-batches_match(0.3)
-cache = context.feature_cache(feat._c.name, 0.3)  # the loader's
-assert cache.num_rows > 0 and cache.remote_ids_found > 0, (cache.num_rows, cache.remote_ids_found)
 found = cache.remote_ids_found
-batches_match(0.3)  # a second loader shares it
-assert cache.remote_ids_found > found
+batches_match(0.3)
+assert context.feature_cache(feat._c.name) is cache and cache.remote_ids_found > found
 found = cache.remote_ids_found
 batches_match(0)
 assert cache.remote_ids_found == found
