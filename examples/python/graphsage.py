@@ -49,7 +49,10 @@ def main():
     model = SAGE(in_feats, args.num_hidden, classes, args.num_layers, args.aggregator, args.dropout)
     ddp = nn.parallel.DistributedDataParallel(model) if launched else model
     optimizer = torch.optim.Adam(ddp.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers))
+    # Naming what the loop reads (DGL 2.0's prefetch_*) lets the loader fetch it, and copy the other machine's
+    # hottest feature rows, before the first batch; otherwise it learns the names from the first batch's reads.
+    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers), prefetch_node_feats=[args.feature],
+                                    prefetch_labels=[args.label])
     loader = tload.DistNodeDataLoader(g, train_nid, sampler, batch_size=args.batch_size, shuffle=True,
                                       drop_last=False)
     eval_fanout = common.fanouts(args.eval_fan_out, args.num_layers)

@@ -115,7 +115,9 @@ def setup(description, model_class):
 
 def main():
     args, g, launched, train_eids, model, ddp, optimizer = setup("Link prediction on Tessera, from Python", LinkModel)
-    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers))
+    # Naming the feature up front (DGL 2.0's prefetch_node_feats) lets the loader fetch it, and copy the other
+    # machine's hottest rows, before the first batch; otherwise it learns the name from the first batch's read.
+    sampler = tload.NeighborSampler(common.fanouts(args.fan_out, args.num_layers), prefetch_node_feats=[args.feature])
     loader = tload.DistEdgeDataLoader(g, train_eids, sampler,
                                       negative_sampler=tload.negative_sampler.Uniform(args.num_negs),
                                       exclude="reverse_id", reverse_eids=reverse_edge_ids(g),
