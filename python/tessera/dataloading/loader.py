@@ -131,11 +131,10 @@ class DistNodeDataLoader:
             self._use_feature_cache()
 
     def _use_feature_cache(self):
-        """Once the samplers fetch a feature of the partition (graph of one node type): the process's cache of its
-        rows. A DistTensor assigned to g.ndata at run time may change, so it is not cached."""
-        if self._feature and self._cache_fraction > 0 and self._g.ndata[self._feature]._ntype_feature is not None:
-            self._c.set_feature_cache(context.feature_cache(_C.node_tensor_name(self._ntype, self._feature),
-                                                            self._cache_fraction))
+        """Once the samplers fetch a feature (graph of one node type): the process's cache of its rows."""
+        cache = context.loader_feature_cache(self._g, self._ntype, self._feature, self._cache_fraction)
+        if cache is not None:
+            self._c.set_feature_cache(cache)
 
     def _set_typed_fetch(self):
         self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, f) for nt, f in self._typed_features.items()},

@@ -102,6 +102,14 @@ def feature_cache(tensor, fraction=DEFAULT_CACHE_FRACTION, max_mb=1024):
     return _FEATURE_CACHES[tensor]
 
 
+def loader_feature_cache(g, ntype, feature, fraction):
+    """The cache a loader fetching node data `feature` of `ntype` uses: the process's, for partition data (read-only)
+    and a fraction above 0; None otherwise (a DistTensor assigned to g.ndata at run time may change)."""
+    if not feature or fraction <= 0 or g.nodes[ntype].data[feature]._ntype_feature is None:
+        return None
+    return feature_cache(_C.node_tensor_name(ntype, feature), fraction)
+
+
 def cache_for_reads(c_tensor, count):
     """The cache a read of `count` rows of partition node data `c_tensor` goes through: the process's, once it has
     one, or once its reads of the tensor have asked for as many rows as a cache would hold (from then on the

@@ -130,9 +130,9 @@ class DistNeighborLoader:
             self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, self._feature) for nt in has}, self._label or "")
         else:
             self._c.set_fetch(self._feature or "", self._label or "")
-            if self._feature and fraction > 0 and g.ndata[self._feature]._ntype_feature is not None:
-                self._c.set_feature_cache(context.feature_cache(_C.node_tensor_name(g.ntypes[0], self._feature),
-                                                                fraction))
+            cache = context.loader_feature_cache(g, g.ntypes[0], self._feature, fraction)
+            if cache is not None:
+                self._c.set_feature_cache(cache)
         self._epoch = 0
 
     def _present(self, name):

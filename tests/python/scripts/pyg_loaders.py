@@ -13,6 +13,7 @@ import tessera.dataloading as tload
 import tessera.distributed as tdist
 import tessera.pyg as tpyg
 from checks import input_graph, raises
+from tessera.distributed import context
 
 part_config, data_dir = sys.argv[1], sys.argv[2]
 tpyg.init_client("ip_config.txt")
@@ -59,6 +60,13 @@ for batch in loader:
     assert torch.allclose(full, trimmed, atol=1e-5)
 assert torch.equal(torch.sort(torch.cat(seen)).values, torch.sort(mine).values), "every seed once per epoch"
 assert len(loader) == (len(mine) + 63) // 64
+# With partitions elsewhere, x came partly from the process's copy of their hottest feature rows (and equals the
+# dataset's, above); standalone there is nothing to copy.
+cache = context._FEATURE_CACHES.get(g.ndata["feat"]._c.name)
+if g.get_partition_book().num_partitions() > 1:
+    assert cache is not None and cache.remote_ids_found > 0
+else:
+    assert cache is None
 
 # A bool mask as input_nodes; collect_features=False leaves x and y out.
 loader = tpyg.DistNeighborLoader(g, [2], input_nodes=torch.arange(N) < 100, batch_size=50, collect_features=False)
