@@ -70,13 +70,11 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
   }
   if (!typed_inputs.empty()) {
     plan.input_specs.resize(ntypes.size());
-    plan.has_input.assign(ntypes.size(), false);
     for (const auto& [ntype, tensor] : typed_inputs) {
       const auto it = std::find(ntypes.begin(), ntypes.end(), ntype);
       if (it == ntypes.end()) fail("typed inputs name node type '{}', which the graph does not have", ntype);
       const int t = static_cast<int>(it - ntypes.begin());
       plan.input_specs[t] = distributed::DistTensor::open(*ctx_, tensor).spec();
-      plan.has_input[t] = true;
       if (plan.input_specs[t].policy != ctx_->book().node_policy(t))
         fail("input tensor '{}' of node type '{}' is sharded by {}, not by that node type", tensor, ntype,
              plan.input_specs[t].policy);
@@ -87,18 +85,18 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
   return plan;
 }
 
-void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
-  FetchPlan plan = plan_fetch(feature, label, {});
+void DistDataLoader::install(FetchPlan plan) {
   std::lock_guard<std::mutex> lock(mutex_);
   plan.cache = std::move(fetch_.cache);
   fetch_ = std::move(plan);
 }
 
+void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
+  install(plan_fetch(feature, label, {}));
+}
+
 void DistDataLoader::set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label) {
-  FetchPlan plan = plan_fetch("", label, inputs);
-  std::lock_guard<std::mutex> lock(mutex_);
-  plan.cache = std::move(fetch_.cache);
-  fetch_ = std::move(plan);
+  install(plan_fetch("", label, inputs));
 }
 
 void DistDataLoader::set_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache) {
@@ -193,7 +191,7 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, c
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PartitionBook::TypedNode node = ctx_->book().typed_node(inputs[i]);
     if (node.ntype < 0) fail("sampling produced node {}, which is not in the graph", inputs[i]);
-    if (!fetch.has_input[node.ntype]) continue;
+    if (fetch.input_specs[node.ntype].name.empty()) continue;
     by_type[node.ntype].positions.push_back(static_cast<int64_t>(i));
     by_type[node.ntype].ids.push_back(node.id);
   }

@@ -140,14 +140,15 @@ class DistDataLoader {
   struct FetchPlan {
     std::string feature, label;
     store::TensorSpec feature_spec, label_spec;
-    // Typed inputs: by node type, that type's input tensor, or none when
-    // has_input[t] is false. Empty: no typed inputs.
+    // Typed inputs: by node type, that type's input tensor (no name: the
+    // type fetches no rows). Empty: no typed inputs.
     std::vector<store::TensorSpec> input_specs;
-    std::vector<bool> has_input;
     std::shared_ptr<const distributed::RemoteRowCache> cache;  // used when it holds the tensor fetched
   };
   FetchPlan plan_fetch(const std::string& feature, const std::string& label,
                        const std::map<std::string, std::string>& typed_inputs) const;
+  // Makes `plan` what samplers fetch from their next claim on, keeping the cache.
+  void install(FetchPlan plan);
   void produce(Worker& worker, int worker_index, int64_t batch_index, const FetchPlan& fetch, MiniBatch* batch);
   void run_worker(int worker_index);
   void stop_workers();

@@ -124,8 +124,10 @@ class DistNodeDataLoader:
         self._label = label
 
     def _start_prefetch(self):
-        if self._typed_features or (self._seed_ntypes is not None and self._label):
-            self._set_typed_fetch()
+        """Hands what _plan_prefetch kept to the C++ loader: per node type with HeteroBlocks, else one tensor."""
+        if self._seed_ntypes is not None:
+            if self._typed_features or self._label:
+                self._set_typed_fetch()
         elif self._feature or self._label:
             self._c.set_fetch(self._feature or "", self._label or "")
             self._use_feature_cache()
