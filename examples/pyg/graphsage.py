@@ -61,7 +61,7 @@ def main():
     steps = train_time = 0.0
     val_acc = test_acc = -1.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         for step, batch in common.steps_of(loader, ddp, args, launched):
             # PyG's trim_to_layer: each layer computes only the hops the next one reads.
             out = ddp(batch.x, batch.edge_index, num_sampled_nodes_per_hop=batch.num_sampled_nodes,

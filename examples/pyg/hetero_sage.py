@@ -102,7 +102,7 @@ def main():
     steps = train_time = 0.0
     test_acc = -1.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         for step, batch in common.steps_of(loader, ddp, args, launched):
             bs = batch[category].batch_size
             loss = F.cross_entropy(ddp(batch)[category][:bs], batch[category].y)

@@ -55,7 +55,7 @@ def main():
                                          exclude="reverse", batch_size=args.batch_size, shuffle=True)
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         for step, batch in common.steps_of(loader, ddp, args, launched):
             pos, neg = ddp(batch)
             common.optimize([optimizer], link_loss(pos, neg), args, epoch, step, g.rank())

@@ -45,7 +45,7 @@ def main():
     batch = common.node_batch(g, args)
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         steps += common.train_epoch(ddp, [optimizer], loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
     eval_fanout = common.fanouts(args.eval_fan_out, 2)

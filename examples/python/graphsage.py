@@ -62,7 +62,7 @@ def main():
     steps = train_time = 0.0
     val_acc = test_acc = -1.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         steps += common.train_epoch(ddp, [optimizer], loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
         if common.evaluation_due(args, epoch):

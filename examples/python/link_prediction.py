@@ -124,7 +124,7 @@ def main():
                                       batch_size=args.batch_size, shuffle=True, drop_last=False)
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         for step, (input_nodes, pair_graph, neg_graph, blocks) in common.steps_of(loader, ddp, args, launched):
             pos, neg = ddp(blocks, g.ndata[args.feature][input_nodes], pair_graph, neg_graph)
             common.optimize([optimizer], link_loss(pos, neg), args, epoch, step, g.rank())

@@ -142,7 +142,7 @@ def main():
     steps = train_time = 0.0
     accs = [-1.0, -1.0]
     for epoch in range(args.num_epochs):
-        clock = common.Timer()
+        clock = common.epoch_timer(g)
         steps += common.train_epoch(ddp, optimizers, loader, batch, args, launched, epoch, g.rank())
         train_time += clock.seconds()
         last = epoch == args.num_epochs - 1
