@@ -45,18 +45,25 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
          launchers);
 }
 
-// A launched trainer's intra-op threads when neither its flag nor
-// TESSERA_NUM_THREADS says: half the host's cores shared among the trainers
-// on it, at least 1, as DGL's launcher sets OMP_NUM_THREADS. The other half
-// goes to sampler threads and servers. Machines on one IP share a host.
-// bench/sage.sh (b), 2 trainers + 2 servers on 2 cores: 1 thread each ran
-// 112-136 mini-batches/s summed, 2 threads each 89.
-int default_trainer_threads(const JobEnv& env) {
-  if (env.role != Role::kTrainer || std::getenv("TESSERA_NUM_THREADS") != nullptr) return 0;
-  const std::vector<MachineAddress> machines = read_ip_config(env.ip_config, env.num_servers);
-  int trainers_here = 0;
-  for (int m = 0; m < static_cast<int>(machines.size()); ++m)
-    if (machines[m].ip == machines.at(env.machine_id).ip) trainers_here += env.trainers_on(m);
+// A trainer's intra-op threads when neither its flag nor TESSERA_NUM_THREADS
+// says: half the host's cores shared among the trainers on it, at least 1, as
+// DGL's launcher sets OMP_NUM_THREADS. The other half goes to sampler threads
+// and servers. Machines on one IP share a host; a standalone process is its
+// host's one trainer. Measured on 2 cores: bench/sage.sh (b), 2 trainers + 2
+// servers, 1 thread each ran 112-136 mini-batches/s summed, 2 threads each
+// 89; standalone `train sage` with 1 sampler thread, 1 thread 203-206/s,
+// 2 threads 106-109/s (OpenMP's idle workers spin on the core the sampler
+// and OpenBLAS's pool need). Servers keep set_num_threads' default.
+int default_trainer_threads(const JobEnv& env, bool standalone) {
+  if (std::getenv("TESSERA_NUM_THREADS") != nullptr) return 0;
+  int trainers_here = 1;
+  if (!standalone) {
+    if (env.role != Role::kTrainer) return 0;
+    const std::vector<MachineAddress> machines = read_ip_config(env.ip_config, env.num_servers);
+    trainers_here = 0;
+    for (int m = 0; m < static_cast<int>(machines.size()); ++m)
+      if (machines[m].ip == machines.at(env.machine_id).ip) trainers_here += env.trainers_on(m);
+  }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return std::max(1, cores / 2 / std::max(1, trainers_here));
 }
@@ -77,8 +84,9 @@ std::unique_ptr<Context> initialize(const InitOptions& options) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   JobEnv env = JobEnv::from_environment();
-  set_num_threads(options.num_threads > 0 || options.standalone ? options.num_threads : default_trainer_threads(env));
-  if (env.role != Role::kStandalone && !options.standalone) {
+  const bool standalone = options.standalone || env.role == Role::kStandalone;
+  set_num_threads(options.num_threads > 0 ? options.num_threads : default_trainer_threads(env, standalone));
+  if (!standalone) {
     check_same_file("--part-config", options.part_config, env.part_config);
     check_same_file("--ip-config", options.ip_config, env.ip_config);
   }
@@ -87,7 +95,7 @@ std::unique_ptr<Context> initialize(const InitOptions& options) {
     std::exit(server::run_server(env));
   }
   std::unique_ptr<Context> ctx(new Context());
-  if (options.standalone || env.role == Role::kStandalone) {
+  if (standalone) {
     if (!options.ip_config.empty())
       fail("--ip-config {}: a standalone process has no servers to reach (drop the flag, or run under tessera launch)",
            options.ip_config);

@@ -49,7 +49,8 @@ struct InitOptions {
   std::string ip_config;     // launched: must be the launcher's (checked, then the launcher's is used)
   // Intra-op threads. 0: TESSERA_NUM_THREADS if set; else, in a launched
   // trainer, half the host's cores over the trainers on that host (at least
-  // 1, DGL's rule); else 2.
+  // 1, DGL's rule), in a standalone process half the host's cores (it is the
+  // host's one trainer); else 2.
   int num_threads = 0;
 };
 

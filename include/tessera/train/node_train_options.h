@@ -42,7 +42,7 @@ struct NodeTrainOptions {
   double weight_decay = 0;             // --weight-decay: Adam's L2 penalty on the dense weights
   int num_samplers = -1;               // --num-samplers: -1 means the launcher's, else 0
   uint64_t seed = 0;                   // --seed
-  int num_threads = 0;                 // --num-threads: intra-op threads (0: TESSERA_NUM_THREADS or 2)
+  int num_threads = 0;                 // --num-threads: intra-op threads (0: InitOptions::num_threads's default)
   std::string out_dir;                 // --out: metrics.jsonl, model/ (default <model>-<graph name>)
   int64_t max_batches = -1;            // --max-batches: cap on steps per epoch (benchmarks)
   CheckpointOptions checkpoint;        // --checkpoint-every, --checkpoint-dir, --keep-checkpoints, --resume
