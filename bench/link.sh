@@ -5,7 +5,7 @@
 #   (a) an edge mini-batch (B positive edges, 5 uniform negatives each, with its input features) against a node
 #       mini-batch of the same nodes, and of as many uniformly drawn nodes, all sampled on the trainer's thread;
 #   (b) examples/python/link_prediction.py against `tessera train link`, same flags (batches of B edges): edge
-#       mini-batches/s, the median of ROUNDS (default 3) alternating runs of each, since one pair of runs on a
+#       mini-batches/s, the median of ROUNDS (default 5) alternating runs of each, since one pair of runs on a
 #       2-core host varies by up to 2x;
 #   (c) the guide's path (sample_neighbors + to_block in a DistDataLoader collate_fn, features read) against
 #       DistNodeDataLoader's, batch 1000: mini-batches/s.
@@ -33,7 +33,7 @@ job() {  # job LOG COMMAND
 flags="--graph-name rmat --num-epochs 1 --max-batches $steps --fan-out 10,25 --eval-fan-out 10,25 \
   --batch-size $edges --num-hidden 16 --num-negs 5 --eval-negatives 20 --log-every 1000"
 job paths.log "python3 $src/bench/link_paths.py rmat $edges $steps"
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 for r in $(seq 1 "$rounds"); do
   job native-$r.log "$bin train link $flags --out $dir/link-\$TESSERA_MACHINE_ID"
   job python-$r.log "python3 $src/examples/python/link_prediction.py $flags --ip-config ip_config.txt \
