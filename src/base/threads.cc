@@ -10,11 +10,16 @@
 
 namespace tessera {
 
-void set_num_threads(int n) {
-  if (n <= 0) {
-    const char* env = std::getenv("TESSERA_NUM_THREADS");
-    n = env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 2;
+int threads_from_environment() {
+  for (const char* name : {"TESSERA_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);  // "4,2" (nested levels): 4
   }
+  return 0;
+}
+
+void set_num_threads(int n) {
+  if (n <= 0) n = threads_from_environment() > 0 ? threads_from_environment() : 2;
   omp_set_num_threads(n);
   at::set_num_threads(n);
   // Present when the system BLAS is OpenBLAS; looked up so any BLAS links.

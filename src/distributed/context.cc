@@ -45,8 +45,8 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
          launchers);
 }
 
-// A trainer's intra-op threads when neither its flag nor TESSERA_NUM_THREADS
-// says: half the host's cores shared among the trainers on it, at least 1, as
+// A trainer's intra-op threads when neither its flag nor the environment
+// (TESSERA_NUM_THREADS, OMP_NUM_THREADS) says: half the host's cores shared among the trainers on it, at least 1, as
 // DGL's launcher sets OMP_NUM_THREADS. The other half goes to sampler threads
 // and servers. Machines on one IP share a host; a standalone process is its
 // host's one trainer. Measured on 2 cores: bench/sage.sh (b), 2 trainers + 2
@@ -55,7 +55,7 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
 // 2 threads 106-109/s (OpenMP's idle workers spin on the core the sampler
 // and OpenBLAS's pool need). Servers keep set_num_threads' default.
 int default_trainer_threads(const JobEnv& env, bool standalone) {
-  if (std::getenv("TESSERA_NUM_THREADS") != nullptr) return 0;
+  if (threads_from_environment() > 0) return 0;
   int trainers_here = 1;
   if (!standalone) {
     if (env.role != Role::kTrainer) return 0;

@@ -210,7 +210,7 @@ void add_inference_flags(CLI::App* cmd, Options* o, int max_files, const char* r
   cmd->add_flag("--raw_data", o->raw_data, raw_help);
   cmd->add_option("--topK,--topk", o->topk, topk_help);
   cmd->add_option("--output", o->output, "result file (default result.tsv)");
-  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else 2)");
+  cmd->add_option("--num_thread", o->num_thread, "threads (default 0: TESSERA_NUM_THREADS, else OMP_NUM_THREADS, else 2)");
   add_gpu_flag(cmd);
 }
 

@@ -50,7 +50,7 @@ inline void add_node_train_flags(CLI::App* cmd, train::NodeTrainOptions& o, cons
   cmd->add_option("--num-samplers,--num_samplers,--num-workers,--num_workers", o.num_samplers,
                   "sampler threads per trainer (default: the launcher's --num-samplers, else 0)");
   cmd->add_option("--seed", o.seed, "random seed" + dflt(o.seed));
-  cmd->add_option("--num-threads,--num_threads", o.num_threads, "intra-op threads (default TESSERA_NUM_THREADS, else half the host's cores over the trainers on it, at least 1)");
+  cmd->add_option("--num-threads,--num_threads", o.num_threads, "intra-op threads (default TESSERA_NUM_THREADS, else OMP_NUM_THREADS, else half the host's cores over the trainers on it, at least 1)");
   cmd->add_option("--out", o.out_dir, "where metrics.jsonl and model/ go (default " + model + "-<graph name>)");
   cmd->add_option("--max-batches,--max_batches", o.max_batches, "cap on steps per epoch (benchmarks)");
   cmd->add_option("--checkpoint-every,--checkpoint_every", o.checkpoint.every,

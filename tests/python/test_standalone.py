@@ -249,17 +249,21 @@ def test_the_role_comes_from_the_core_and_a_bad_one_is_named():
 
 def test_a_standalone_process_leaves_half_the_cores_to_its_samplers(small_graph):
     # A standalone trainer is its host's one trainer: half the cores (at least 1) for its intra-op threads, the
-    # rest for its sampler threads, unless TESSERA_NUM_THREADS or num_threads says otherwise.
+    # rest for its sampler threads, unless num_threads, TESSERA_NUM_THREADS or OMP_NUM_THREADS (as PyTorch and
+    # DGL's launcher read it) says otherwise, in that order.
     part = str(small_graph / "p1" / "small.json")
     code = ("import os, sys, torch, tessera.distributed as d\n"
             "d.initialize(None, num_threads=int(sys.argv[1]))\n"
             f"d.DistGraph('small', part_config={part!r})\n"
             "print(torch.get_num_threads(), os.cpu_count())\n")
-    base = {k: v for k, v in python_env().items() if k != "TESSERA_NUM_THREADS"}
-    for env, arg, expect in ((base, 0, lambda cores: max(1, cores // 2)), (dict(base, TESSERA_NUM_THREADS="3"), 0,
-                             lambda cores: 3), (dict(base, TESSERA_NUM_THREADS="3"), 2, lambda cores: 2)):
-        r = subprocess.run([sys.executable, "-c", code, str(arg)], capture_output=True, text=True, env=env,
-                           timeout=60)
+    base = {k: v for k, v in python_env().items() if k not in ("TESSERA_NUM_THREADS", "OMP_NUM_THREADS")}
+    cases = [({}, 0, lambda cores: max(1, cores // 2)),
+             ({"OMP_NUM_THREADS": "3"}, 0, lambda cores: 3),
+             ({"TESSERA_NUM_THREADS": "3", "OMP_NUM_THREADS": "5"}, 0, lambda cores: 3),
+             ({"TESSERA_NUM_THREADS": "3"}, 2, lambda cores: 2)]
+    for extra, arg, expect in cases:
+        r = subprocess.run([sys.executable, "-c", code, str(arg)], capture_output=True, text=True,
+                           env=dict(base, **extra), timeout=60)
         assert r.returncode == 0, r.stderr
         threads, cores = map(int, r.stdout.split())
-        assert threads == expect(cores), (env.get("TESSERA_NUM_THREADS"), arg, r.stdout)
+        assert threads == expect(cores), (extra, arg, r.stdout)

@@ -6,12 +6,16 @@
 // These functions change process-wide settings (libtorch's and OpenBLAS's pools, malloc thresholds) except the
 // OpenMP count, which omp_set_num_threads sets for the calling thread only; call them at startup, or from each
 // worker thread for its own OpenMP count, not while other threads run parallel work. They throw nothing: a bad
-// TESSERA_NUM_THREADS is ignored (the default 2 is used), and a BLAS other than OpenBLAS is left alone.
+// TESSERA_NUM_THREADS or OMP_NUM_THREADS is ignored, and a BLAS other than OpenBLAS is left alone.
 #pragma once
 
 namespace tessera {
 
-// n <= 0: TESSERA_NUM_THREADS if set, else 2.
+// The count the environment asks for: TESSERA_NUM_THREADS, else OMP_NUM_THREADS (its first level), as PyTorch
+// and DGL's launcher read it; 0 when neither holds a positive integer.
+int threads_from_environment();
+
+// n <= 0: threads_from_environment(), else 2.
 // Also the calling thread's OpenMP count (worker threads call it for themselves).
 void set_num_threads(int n);
 int num_threads();

@@ -47,7 +47,8 @@ struct InitOptions {
   bool standalone = false;   // force standalone even if TESSERA_ROLE is set
   std::string part_config;   // standalone: the 1-partition config to load; launched: must be the launcher's
   std::string ip_config;     // launched: must be the launcher's (checked, then the launcher's is used)
-  // Intra-op threads. 0: TESSERA_NUM_THREADS if set; else, in a launched
+  // Intra-op threads. 0: TESSERA_NUM_THREADS or OMP_NUM_THREADS if set
+  // (threads_from_environment); else, in a launched
   // trainer, half the host's cores over the trainers on that host (at least
   // 1, DGL's rule), in a standalone process half the host's cores (it is the
   // host's one trainer); else 2.

@@ -26,8 +26,9 @@ def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_th
     ip_config: the launcher's ip_config (checked against it) or None. max_queue_size, net_type and
     num_worker_threads are DGL's transport knobs; Tessera's transport needs none of them. use_graphbolt: Tessera
     samples with its own C++ sampler either way. part_config: the 1-partition config for standalone mode
-    (DistGraph's part_config does the same). num_threads: intra-op threads (0: TESSERA_NUM_THREADS, else half
-    the host's cores over the trainers on it, leaving the rest to sampler threads and servers).
+    (DistGraph's part_config does the same). num_threads: intra-op threads (0: TESSERA_NUM_THREADS, else
+    OMP_NUM_THREADS, else half the host's cores over the trainers on it, leaving the rest to sampler threads and
+    servers).
     """
     if _C.is_initialized() or _state["pending"]:
         raise RuntimeError("tessera.distributed.initialize() was already called in this process")
