@@ -19,7 +19,10 @@ int threads_from_environment() {
 }
 
 void set_num_threads(int n) {
-  if (n <= 0) n = threads_from_environment() > 0 ? threads_from_environment() : 2;
+  if (n <= 0) {
+    const int asked = threads_from_environment();
+    n = asked > 0 ? asked : 2;
+  }
   omp_set_num_threads(n);
   at::set_num_threads(n);
   // Present when the system BLAS is OpenBLAS; looked up so any BLAS links.

@@ -46,10 +46,11 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
 }
 
 // A trainer's intra-op threads when neither its flag nor the environment
-// (TESSERA_NUM_THREADS, OMP_NUM_THREADS) says: half the host's cores shared among the trainers on it, at least 1, as
-// DGL's launcher sets OMP_NUM_THREADS. The other half goes to sampler threads
-// and servers. Machines on one IP share a host; a standalone process is its
-// host's one trainer. Measured on 2 cores: bench/sage.sh (b), 2 trainers + 2
+// (TESSERA_NUM_THREADS, OMP_NUM_THREADS) says: half the host's cores shared
+// among the trainers on it, at least 1, as DGL's launcher sets
+// OMP_NUM_THREADS. The other half goes to sampler threads and servers.
+// Machines on one IP share a host; a standalone process is its host's one
+// trainer. Measured on 2 cores: bench/sage.sh (b), 2 trainers + 2
 // servers, 1 thread each ran 112-136 mini-batches/s summed, 2 threads each
 // 89; standalone `train sage` with 1 sampler thread, 1 thread 203-206/s,
 // 2 threads 106-109/s (OpenMP's idle workers spin on the core the sampler
