@@ -1,15 +1,25 @@
-"""Run by bench/python_sage.sh under `tessera launch`: the data side of a training step alone, timed in one run —
-DistNodeDataLoader's blocks with the input features and seed labels read (what examples/python/graphsage.py's
-loop gets), against tessera.pyg.DistNeighborLoader's PyG batches (x, y, edge_index laid out as PyG's), at the
-same fan-out and batch size. Trainer 0 prints one table row."""
+"""Run by bench/python_sage.sh under `tessera launch`, timed in one run:
+- the data side of a training step alone: DistNodeDataLoader's blocks with the input features and seed labels read
+  (what examples/python/graphsage.py's loop gets), against tessera.pyg.DistNeighborLoader's PyG batches (x, y,
+  edge_index laid out as PyG's), at the same fan-out and batch size;
+- the model side alone: examples/python/graphsage.py's SAGE (tessera.nn) and PyG's own GraphSAGE, each stepping
+  (forward, loss, backward, Adam) over batches already taken from its own loader, in CPU time of the stepping
+  thread. Whatever the loaders cost, PyG's loop costs its model's step more than the tessera.dgl example's.
+Trainer 0 prints one row of each table."""
+import os
 import sys
 import time
 
 import torch
+import torch.nn.functional as F
+from torch_geometric.nn import GraphSAGE
 
 import tessera.dataloading as tload
 import tessera.distributed as tdist
 import tessera.pyg as tpyg
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python"))
+from graphsage import SAGE  # noqa: E402  (the tessera.dgl example's model)
 
 graph, steps = sys.argv[1], int(sys.argv[2])
 tdist.initialize("ip_config.txt")
@@ -38,7 +48,38 @@ def pyg_batches():
         yield from loader
 
 
+def step_cpu_ms(model, batches, step):
+    """CPU time of this thread per step, after 5 warm-up steps (intra-op threads: 1, as the bench sets)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.003)
+
+    def one(batch):
+        loss = F.cross_entropy(*step(model, batch))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    for batch in batches[:5]:
+        one(batch)
+    start = time.thread_time()
+    for batch in batches[5:]:
+        one(batch)
+    return (time.thread_time() - start) / len(batches[5:]) * 1e3
+
+
+def taken(batches, n):
+    return [next(batches) for _ in range(n)]
+
+
 dgl_rate, pyg_rate = rate(dgl_batches()), rate(pyg_batches())
+in_feats, classes = g.ndata["feat"].shape[1], int(g.ndata["label"][torch.arange(g.num_nodes())].max()) + 1
+torch.manual_seed(0)
+dgl_ms = step_cpu_ms(SAGE(in_feats, 16, classes, 2, "mean", 0.5), taken(dgl_batches(), 35),
+                     lambda model, b: (model(b[2], b[0]), b[1].long()))
+pyg_ms = step_cpu_ms(GraphSAGE(in_feats, 16, 2, out_channels=classes, dropout=0.5), taken(pyg_batches(), 35),
+                     lambda model, b: (model(b.x, b.edge_index, num_sampled_nodes_per_hop=b.num_sampled_nodes,
+                                             num_sampled_edges_per_hop=b.num_sampled_edges)[: b.batch_size], b.y))
 if g.rank() == 0:
     print(f"| loaders alone, mini-batches/s | {dgl_rate:.1f} | {pyg_rate:.1f} | {pyg_rate / dgl_rate:.2f} |",
           flush=True)
+    # The last column is a rate in both rows: steps per CPU-second, PyG's over the tessera.dgl example's.
+    print(f"| models alone, CPU ms per step | {dgl_ms:.2f} | {pyg_ms:.2f} | {dgl_ms / pyg_ms:.2f} |", flush=True)

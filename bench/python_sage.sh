@@ -7,8 +7,9 @@
 #   (c) DGL's own examples/distributed/graphsage/node_classification.py with only its DGL imports changed
 #       (dgl -> tessera.dgl), when DGL_EXAMPLE names a copy of it (Tessera does not ship DGL's code);
 #   (d) a 10,000-row feature pull into a torch tensor from Python against the same pull timed in C++;
-#   (e) examples/pyg/graphsage.py (PyG's own GraphSAGE through tessera.pyg) with the same flags, and the two
-#       loaders alone (bench/pyg_loader.py), when PyG is on PYG_PATH (default ../shared/vendor).
+#   (e) examples/pyg/graphsage.py (PyG's own GraphSAGE through tessera.pyg) with the same flags, and, apart
+#       (bench/pyg_loader.py), the two loaders alone and the two models alone on batches from their own loaders,
+#       when PyG is on PYG_PATH (default ../shared/vendor).
 # Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] bench/python_sage.sh [EPOCHS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,10 +84,10 @@ except FileNotFoundError:
     print("| DGL example | (set DGL_EXAMPLE to run it) | | | |")
 if pyg_vs_python is not None:
     print(f"\nPyG's loop against the tessera.dgl example, mini-batches/s: {pyg_vs_python:.2f}\n")
-    print("| data side only | DistNodeDataLoader (blocks, x, y) | tessera.pyg (Data) | PyG / blocks |")
+    print("| alone | DistNodeDataLoader; tessera.nn SAGE | tessera.pyg (Data); PyG GraphSAGE | PyG's rate / tessera.dgl's |")
     print("|---|---|---|---|")
     for line in open("pyg_loader.log"):
-        if line.startswith("[m0/trainer/0] | loaders"): print(line.split("] ", 1)[1].rstrip())
+        if re.match(r"\[m0/trainer/0\] \| (loaders|models) alone", line): print(line.split("] ", 1)[1].rstrip())
 print()
 print("| pull | C++ (ms) | Python (ms) | Python / C++ |")
 print("|---|---|---|---|")
