@@ -202,14 +202,29 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
     out->src.reserve(out->src.size() + expected);
     out->eids.reserve(out->eids.size() + expected);
   }
+  // The output grows a run at a time and is written by index: a push_back
+  // per edge was an out-of-line call per element in this, the hottest loop.
   size_t gathered = 0;
   auto gather_until = [&](size_t end) {
-    for (; gathered < end; ++gathered) {
-      const int64_t pos = positions[gathered];
-      out->src.push_back(graph.indices[pos]);
-      out->eids.push_back(graph.eids ? graph.eids[pos] : graph.first_edge + pos);
-      if (graph.etypes) out->etypes.push_back(graph.etypes[pos]);
+    if (end <= gathered) return;
+    const size_t at = out->src.size(), n = end - gathered;
+    out->src.resize(at + n);
+    out->eids.resize(at + n);
+    int64_t* src = out->src.data() + at;
+    int64_t* eids = out->eids.data() + at;
+    const int64_t* pos = positions.data() + gathered;
+    for (size_t k = 0; k < n; ++k) {
+      src[k] = graph.indices[pos[k]];
+      eids[k] = graph.eids ? graph.eids[pos[k]] : graph.first_edge + pos[k];
     }
+    if (graph.etypes)
+      for (size_t k = 0; k < n; ++k) out->etypes.push_back(graph.etypes[pos[k]]);
+    gathered = end;
+  };
+  const auto append_positions = [&](int64_t n) {
+    const size_t at = positions.size();
+    positions.resize(at + static_cast<size_t>(n));
+    return positions.data() + at;
   };
   auto local_of = [&](int64_t i) { return seeds[i] - graph.first_node; };
   for (int64_t i = 0; i < count; ++i) {
@@ -238,7 +253,8 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
     }
     if (spec.weights.empty() && (all || (degree <= spec.fanout && !spec.replace))) {
       out->counts.push_back(degree);
-      for (int64_t j = 0; j < degree; ++j) positions.push_back(begin + j);
+      int64_t* p = append_positions(degree);
+      std::iota(p, p + degree, begin);
     } else {
       Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
       if (!spec.weights.empty()) {
@@ -247,11 +263,14 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       } else {
         pick_uniform(rng, degree, spec.fanout, spec.replace, &s.picks);
       }
-      out->counts.push_back(static_cast<int64_t>(s.picks.size()));
-      for (const int64_t j : s.picks) {
+      const int64_t picked = static_cast<int64_t>(s.picks.size());
+      out->counts.push_back(picked);
+      int64_t* p = append_positions(picked);
+      for (int64_t k = 0; k < picked; ++k) {
+        const int64_t j = s.picks[static_cast<size_t>(k)];
         __builtin_prefetch(graph.indices + begin + j, 0, 1);
         if (graph.eids) __builtin_prefetch(graph.eids + begin + j, 0, 1);
-        positions.push_back(begin + j);
+        p[k] = begin + j;
       }
     }
     if (positions.size() > kGatherLag) gather_until(positions.size() - kGatherLag);
