@@ -147,13 +147,17 @@ void sample_per_etype(const CscView& graph, const int64_t* seeds, int64_t count,
       } else if (fanout > 0) {
         pick_uniform(rng, degree, fanout, spec.replace, &s.picks);
       }
-      for (const int64_t j : s.picks) {
-        const int64_t pos = run + j;
-        out->src.push_back(graph.indices[pos]);
-        out->eids.push_back(graph.eids ? graph.eids[pos] : graph.first_edge + pos);
-        if (graph.etypes) out->etypes.push_back(k);
+      // Appended by resize and written in place, as in sample_in_edges.
+      const size_t at = out->src.size(), picked = s.picks.size();
+      out->src.resize(at + picked);
+      out->eids.resize(at + picked);
+      for (size_t q = 0; q < picked; ++q) {
+        const int64_t pos = run + s.picks[q];
+        out->src[at + q] = graph.indices[pos];
+        out->eids[at + q] = graph.eids ? graph.eids[pos] : graph.first_edge + pos;
       }
-      taken += static_cast<int64_t>(s.picks.size());
+      if (graph.etypes) out->etypes.insert(out->etypes.end(), picked, k);
+      taken += static_cast<int64_t>(picked);
       run = run_end;
     }
     out->counts.push_back(taken);
