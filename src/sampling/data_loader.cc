@@ -11,6 +11,7 @@
 #include "tessera/distributed/dist_tensor.h"
 #include "distributed/kv_client.h"
 #include "tessera/base/error.h"
+#include "tessera/base/threads.h"
 #include "tessera/base/random.h"
 #include "tessera/base/timer.h"
 
@@ -224,6 +225,7 @@ void DistDataLoader::run_worker(int worker_index) {
   // one core's worth of work instead of starting OpenMP teams of its own.
   omp_set_num_threads(1);
   try {
+    lower_sampler_priority();
     for (;;) {
       int64_t index;
       FetchPlan fetch;

@@ -1,5 +1,6 @@
 """tessera.distributed / tessera.dataloading in one process (standalone mode) on a generated 1-partition graph:
 the API DGL's users call, its semantics, and bad input raising Python exceptions with Tessera's message."""
+import os
 import subprocess
 import sys
 
@@ -144,6 +145,33 @@ def test_loader_yields_every_seed_once_with_chained_blocks(g):
             y = g.ndata["label"][output_nodes]
             torch.testing.assert_close(y, g.ndata["label"]._c.pull(output_nodes))
         assert torch.equal(torch.sort(torch.cat(seen)).values, seeds)
+
+
+def _nice_of_threads():
+    """{thread id: nice value} of this process's threads (field 19 of /proc/self/task/<tid>/stat)."""
+    nice = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": field 3 is fields[0]
+            nice[int(tid)] = int(fields[16])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return nice
+
+
+def test_loader_sampler_threads_yield_to_the_training_thread(g):
+    """Sampler threads run TESSERA_SAMPLER_NICE (default 5) nice levels below the thread that trains."""
+    own = os.nice(0)
+    before = set(_nice_of_threads())
+    loader = tload.DistNodeDataLoader(g, torch.arange(0, 3000, 3), tload.NeighborSampler([4, 3]), batch_size=64,
+                                      num_samplers=2)
+    batches = iter(loader)
+    next(batches)  # the epoch's sampler thread is up, and waits to prepare the next batches
+    fresh = {tid: nice for tid, nice in _nice_of_threads().items() if tid not in before}
+    assert os.nice(0) == own
+    assert min(19, own + 5) in fresh.values(), fresh
+    assert all(nice in (own, min(19, own + 5)) for nice in fresh.values()), fresh
 
 
 def test_full_neighbor_sampling_takes_every_in_edge(g):

@@ -20,6 +20,16 @@ int threads_from_environment();
 void set_num_threads(int n);
 int num_threads();
 
+// Sampler threads prepare batches ahead of the trainer's step. Where a host
+// has fewer cores than busy threads (2 trainers, their samplers and 2
+// servers on 2 cores), the step should not wait behind a batch that is not
+// needed yet: this lowers the calling thread's scheduling priority (Linux
+// keeps a nice value per thread) by TESSERA_SAMPLER_NICE, 0 to 19, default
+// kSamplerNice. Unlike the functions above it throws tessera::Error for a
+// malformed value, naming the variable.
+constexpr int kSamplerNice = 5;
+void lower_sampler_priority();
+
 // Large tensors are allocated and freed every training step; glibc maps and
 // unmaps each one (and the kernel zero-fills its pages again) unless freed
 // memory is kept. Raises the mmap and trim thresholds for this process.
