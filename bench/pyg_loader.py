@@ -19,6 +19,7 @@ import tessera.distributed as tdist
 import tessera.pyg as tpyg
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "python"))
+import common  # noqa: E402  (the examples' shared helpers)
 from graphsage import SAGE  # noqa: E402  (the tessera.dgl example's model)
 
 graph, steps = sys.argv[1], int(sys.argv[2])
@@ -71,7 +72,7 @@ def taken(batches, n):
 
 
 dgl_rate, pyg_rate = rate(dgl_batches()), rate(pyg_batches())
-in_feats, classes = g.ndata["feat"].shape[1], int(g.ndata["label"][torch.arange(g.num_nodes())].max()) + 1
+in_feats, classes = g.ndata["feat"].shape[1], common.num_classes(g, "label")
 torch.manual_seed(0)
 dgl_ms = step_cpu_ms(SAGE(in_feats, 16, classes, 2, "mean", 0.5), taken(dgl_batches(), 35),
                      lambda model, b: (model(b[2], b[0]), b[1].long()))

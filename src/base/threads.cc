@@ -20,7 +20,8 @@ namespace tessera {
 int threads_from_environment() {
   for (const char* name : {"TESSERA_NUM_THREADS", "OMP_NUM_THREADS"}) {
     const char* value = std::getenv(name);
-    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);  // "4,2" (nested levels): 4
+    const int asked = value != nullptr ? std::atoi(value) : 0;  // "4,2" (nested levels): 4
+    if (asked > 0) return asked;
   }
   return 0;
 }

@@ -29,8 +29,19 @@ constexpr int64_t kFloydMaxFanout = 64;
 constexpr int64_t kIndptrAhead = 32;
 constexpr int64_t kIndicesAhead = 16;
 constexpr int64_t kTakeAllPrefetchMax = 32;
+constexpr int64_t kEntriesPerLine = 64 / sizeof(int64_t);
 // How far the reads of picked edges trail their prefetches.
 constexpr size_t kGatherLag = 64;
+
+// Appends n elements to v and returns where they start, for the caller to
+// write in place: a push_back per element was an out-of-line call in these
+// loops, the hottest of sampling.
+template <typename T>
+T* grow(std::vector<T>* v, size_t n) {
+  const size_t at = v->size();
+  v->resize(at + n);
+  return v->data() + at;
+}
 
 struct Scratch {
   std::vector<int64_t> picks;                 // chosen offsets within a seed's edge list
@@ -147,14 +158,13 @@ void sample_per_etype(const CscView& graph, const int64_t* seeds, int64_t count,
       } else if (fanout > 0) {
         pick_uniform(rng, degree, fanout, spec.replace, &s.picks);
       }
-      // Appended by resize and written in place, as in sample_in_edges.
-      const size_t at = out->src.size(), picked = s.picks.size();
-      out->src.resize(at + picked);
-      out->eids.resize(at + picked);
+      const size_t picked = s.picks.size();
+      int64_t* src = grow(&out->src, picked);
+      int64_t* eids = grow(&out->eids, picked);
       for (size_t q = 0; q < picked; ++q) {
         const int64_t pos = run + s.picks[q];
-        out->src[at + q] = graph.indices[pos];
-        out->eids[at + q] = graph.eids ? graph.eids[pos] : graph.first_edge + pos;
+        src[q] = graph.indices[pos];
+        eids[q] = graph.eids ? graph.eids[pos] : graph.first_edge + pos;
       }
       if (graph.etypes) out->etypes.insert(out->etypes.end(), picked, k);
       taken += static_cast<int64_t>(picked);
@@ -206,29 +216,22 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
     out->src.reserve(out->src.size() + expected);
     out->eids.reserve(out->eids.size() + expected);
   }
-  // The output grows a run at a time and is written by index: a push_back
-  // per edge was an out-of-line call per element in this, the hottest loop.
   size_t gathered = 0;
   auto gather_until = [&](size_t end) {
     if (end <= gathered) return;
-    const size_t at = out->src.size(), n = end - gathered;
-    out->src.resize(at + n);
-    out->eids.resize(at + n);
-    int64_t* src = out->src.data() + at;
-    int64_t* eids = out->eids.data() + at;
+    const size_t n = end - gathered;
+    int64_t* src = grow(&out->src, n);
+    int64_t* eids = grow(&out->eids, n);
     const int64_t* pos = positions.data() + gathered;
     for (size_t k = 0; k < n; ++k) {
       src[k] = graph.indices[pos[k]];
       eids[k] = graph.eids ? graph.eids[pos[k]] : graph.first_edge + pos[k];
     }
-    if (graph.etypes)
-      for (size_t k = 0; k < n; ++k) out->etypes.push_back(graph.etypes[pos[k]]);
+    if (graph.etypes) {
+      int32_t* etypes = grow(&out->etypes, n);
+      for (size_t k = 0; k < n; ++k) etypes[k] = graph.etypes[pos[k]];
+    }
     gathered = end;
-  };
-  const auto append_positions = [&](int64_t n) {
-    const size_t at = positions.size();
-    positions.resize(at + static_cast<size_t>(n));
-    return positions.data() + at;
   };
   auto local_of = [&](int64_t i) { return seeds[i] - graph.first_node; };
   for (int64_t i = 0; i < count; ++i) {
@@ -242,7 +245,8 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       const int64_t ahead = local_of(i + kIndicesAhead);
       if (ahead >= 0 && ahead < graph.num_nodes) {
         const int64_t b = graph.indptr[ahead], n = graph.indptr[ahead + 1] - b;
-        const int64_t take = all || n <= spec.fanout ? std::min<int64_t>(n, kTakeAllPrefetchMax) : 8;
+        // Picks land anywhere in a long row: its first cache line only.
+        const int64_t take = all || n <= spec.fanout ? std::min<int64_t>(n, kTakeAllPrefetchMax) : kEntriesPerLine;
         prefetch_row_kept(graph.indices + b, static_cast<size_t>(take) * sizeof(int64_t));
         if (graph.eids) prefetch_row_kept(graph.eids + b, static_cast<size_t>(take) * sizeof(int64_t));
       }
@@ -257,7 +261,7 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
     }
     if (spec.weights.empty() && (all || (degree <= spec.fanout && !spec.replace))) {
       out->counts.push_back(degree);
-      int64_t* p = append_positions(degree);
+      int64_t* p = grow(&positions, static_cast<size_t>(degree));
       std::iota(p, p + degree, begin);
     } else {
       Rng rng(spec.key, static_cast<uint64_t>(seeds[i]));
@@ -269,7 +273,7 @@ void sample_in_edges(const CscView& graph, const int64_t* seeds, int64_t count, 
       }
       const int64_t picked = static_cast<int64_t>(s.picks.size());
       out->counts.push_back(picked);
-      int64_t* p = append_positions(picked);
+      int64_t* p = grow(&positions, static_cast<size_t>(picked));
       for (int64_t k = 0; k < picked; ++k) {
         const int64_t j = s.picks[static_cast<size_t>(k)];
         __builtin_prefetch(graph.indices + begin + j, 0, 1);
