@@ -13,12 +13,15 @@
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/distributed/grad_sync.h"
 #include "tessera/nn/sage.h"
+#include "csr_reference.h"
 #include "test_util.h"
 #include "job/rendezvous.h"
 #include "tessera/base/error.h"
 
 namespace tessera::nn {
 namespace {
+
+using tessera::testing::expect_error;
 
 using tessera::testing::TempDir;
 
@@ -41,29 +44,8 @@ struct RandomBlock {
   torch::Tensor indices_t() const { return torch::tensor(indices, torch::kInt64); }
 
   // The aggregation as a dense [num_dst, num_src] matrix.
-  torch::Tensor dense(CsrReduce reduce) const {
-    torch::Tensor a = torch::zeros({num_dst, num_src});
-    auto acc = a.accessor<float, 2>();
-    for (int64_t d = 0; d < num_dst; ++d) {
-      const int64_t deg = indptr[d + 1] - indptr[d];
-      float w = 1.0f;
-      if (reduce == CsrReduce::kMean && deg > 0) w = 1.0f / deg;
-      if (reduce == CsrReduce::kGcnMean) w = 1.0f / (deg + 1);
-      for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) acc[d][indices[e]] += w;
-      if (reduce == CsrReduce::kGcnMean) acc[d][d] += w;
-    }
-    return a;
-  }
+  torch::Tensor dense(CsrReduce reduce) const { return tessera::testing::dense_reduction(indptr, indices, num_src, reduce); }
 };
-
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a tessera::Error containing '" << needle << "'";
-  } catch (const tessera::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 void check_against_dense(CsrReduce reduce) {
   torch::manual_seed(1);

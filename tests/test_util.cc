@@ -22,6 +22,8 @@
 #include <sstream>
 #include <fmt/format.h>
 
+#include "tessera/base/error.h"
+
 namespace fs = std::filesystem;
 
 namespace tessera::testing {
@@ -230,6 +232,15 @@ std::string loopback_ip_config(const std::string& dir, int machines) {
   const std::string path = dir + "/ip_config.txt";
   std::ofstream(path) << text;
   return path;
+}
+
+void expect_error(const std::function<void()>& fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected a tessera::Error containing '" << needle << "'";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace tessera::testing

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -104,5 +105,8 @@ std::string loopback_ip_config(const std::string& dir, int machines);
 
 // Entries of `dir` whose names start with `prefix` (to find leftovers).
 int count_entries_with_prefix(const std::string& dir, const std::string& prefix);
+
+// Fails the test unless fn throws a tessera::Error whose message contains needle.
+void expect_error(const std::function<void()>& fn, const std::string& needle);
 
 }  // namespace tessera::testing

@@ -2,23 +2,14 @@
 
 #include <torch/autograd.h>
 
-#include <omp.h>
-
-#include <algorithm>
-#include <cstring>
-
 #include "tessera/base/error.h"
-#include "base/prefetch.h"
+#include "nn/csr_kernels.h"
 
 namespace tessera::nn {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Below this many float adds a kernel runs on one thread: starting the team
-// costs more than the work.
-constexpr int64_t kParallelWork = 1 << 15;
 
 const char* op_name(CsrReduce reduce) {
   switch (reduce) {
@@ -27,136 +18,6 @@ const char* op_name(CsrReduce reduce) {
     case CsrReduce::kGcnMean: return "csr_gcn_mean";
   }
   return "csr_aggregate";
-}
-
-void check_index_tensor(const char* op, const char* what, const torch::Tensor& t) {
-  if (!t.defined()) fail("{}: {} is undefined", op, what);
-  if (t.dim() != 1) fail("{}: {} must be 1-D, got {}-D", op, what, t.dim());
-  if (t.scalar_type() != torch::kInt64) fail("{}: {} must be int64, got {}", op, what, c10::toString(t.scalar_type()));
-  if (!t.device().is_cpu()) fail("{}: {} must be on the CPU", op, what);
-}
-
-// Checks everything the kernels rely on for memory safety, so they need no
-// checks of their own. x, indptr and indices are already contiguous.
-void validate(const char* op, const torch::Tensor& x, const torch::Tensor& indptr, const torch::Tensor& indices,
-              CsrReduce reduce) {
-  const int64_t num_src = x.size(0);
-  const int64_t num_dst = indptr.size(0) - 1;
-  const int64_t nnz = indices.size(0);
-  if (num_dst < 0) fail("{}: indptr is empty (it needs num_dst + 1 entries)", op);
-  const int64_t* ptr = indptr.data_ptr<int64_t>();
-  if (ptr[0] != 0) fail("{}: indptr starts at {}, not 0", op, ptr[0]);
-  if (ptr[num_dst] != nnz) fail("{}: indices has {} entries but indptr ends at {}", op, nnz, ptr[num_dst]);
-  for (int64_t d = 0; d < num_dst; ++d) {
-    if (ptr[d + 1] < ptr[d]) fail("{}: indptr decreases at destination {} ({} then {})", op, d, ptr[d], ptr[d + 1]);
-  }
-  if (reduce == CsrReduce::kGcnMean && num_dst > num_src)
-    fail("{}: {} destinations but x has only {} rows (destination d must be source row d)", op, num_dst, num_src);
-
-  // One parallel pass; the slow search for the first bad entry only on error.
-  const int64_t* idx = indices.data_ptr<int64_t>();
-  int64_t lo = 0, hi = -1;
-  if (nnz > 0) {
-    lo = idx[0];
-    hi = idx[0];
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) if (nnz >= kParallelWork)
-    for (int64_t e = 0; e < nnz; ++e) {
-      lo = std::min(lo, idx[e]);
-      hi = std::max(hi, idx[e]);
-    }
-  }
-  if (lo < 0 || hi >= num_src) {
-    for (int64_t e = 0; e < nnz; ++e) {
-      if (idx[e] < 0 || idx[e] >= num_src)
-        fail("{}: indices[{}] = {} is out of range for x with {} rows", op, e, idx[e], num_src);
-    }
-  }
-}
-
-// 1/deg for mean, 1/(deg + 1) for gcn, 1 for sum.
-inline float row_scale(CsrReduce reduce, int64_t deg) {
-  switch (reduce) {
-    case CsrReduce::kSum: return 1.0f;
-    case CsrReduce::kMean: return deg > 0 ? 1.0f / static_cast<float>(deg) : 1.0f;
-    case CsrReduce::kGcnMean: return 1.0f / static_cast<float>(deg + 1);
-  }
-  return 1.0f;
-}
-
-inline void add_row(float* __restrict out, const float* __restrict in, int64_t f) {
-#pragma omp simd
-  for (int64_t j = 0; j < f; ++j) out[j] += in[j];
-}
-
-inline void add_scaled_row(float* __restrict out, const float* __restrict in, float scale, int64_t f) {
-#pragma omp simd
-  for (int64_t j = 0; j < f; ++j) out[j] += scale * in[j];
-}
-
-// A gather: each output row is written by one thread, so destinations are
-// simply split among threads. Dynamic chunks because sampled blocks can have
-// very uneven degrees.
-void gather_forward(const float* x, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t f,
-                    CsrReduce reduce, float* out) {
-  const int64_t nnz = ptr[num_dst];
-  const int64_t work = (nnz + num_dst) * f;
-#pragma omp parallel for schedule(dynamic, 256) if (work >= kParallelWork)
-  for (int64_t d = 0; d < num_dst; ++d) {
-    float* __restrict o = out + d * f;
-    int64_t e = ptr[d];
-    const int64_t end = ptr[d + 1];
-    // Start from the first term rather than from zeros: one pass less.
-    const float* first = reduce == CsrReduce::kGcnMean ? x + d * f : e < end ? x + idx[e++] * f : nullptr;
-    if (first == nullptr) {
-      std::fill(o, o + f, 0.0f);
-      continue;
-    }
-#pragma omp simd
-    for (int64_t j = 0; j < f; ++j) o[j] = first[j];
-    // Source rows are random rows of x: ask for the cache lines of the rows
-    // a few edges ahead (into the next destinations too) while adding this
-    // one, so their misses overlap.
-    for (; e < end; ++e) {
-      if (e + kPrefetchRows < nnz) prefetch_row_kept(x + idx[e + kPrefetchRows] * f, f * sizeof(float));
-      add_row(o, x + idx[e] * f, f);
-    }
-    const float scale = row_scale(reduce, end - ptr[d]);
-    if (scale != 1.0f) {
-#pragma omp simd
-      for (int64_t j = 0; j < f; ++j) o[j] *= scale;
-    }
-  }
-}
-
-// A scatter: grad_x[indices[e]] += grad_out[d] * scale(d), and many edges
-// hit the same source row. Each thread owns a contiguous range of source rows
-// and walks all edges, applying only those that land in its range. Every
-// thread reads the whole index array, but that is a sequential int64 stream,
-// cheap next to the f-wide row adds; in exchange there are no atomics, no
-// per-thread copies of grad_x (threads x num_src x f floats, larger than x
-// itself), and no transposed CSR to build serially first. Each row also sums
-// its terms in edge order whatever the thread count, so gradients are
-// bitwise reproducible.
-void scatter_backward(const float* g, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t num_src,
-                     int64_t f, CsrReduce reduce, float* gx) {
-  const int64_t work = (ptr[num_dst] + num_dst) * f;
-#pragma omp parallel if (work >= kParallelWork)
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t lo = num_src * t / nt, hi = num_src * (t + 1) / nt;
-    // Zeroed by its owner, so the rows are first touched where they are used.
-    std::memset(gx + lo * f, 0, (hi - lo) * f * sizeof(float));
-    for (int64_t d = 0; d < num_dst; ++d) {
-      const int64_t begin = ptr[d], end = ptr[d + 1];
-      const float scale = row_scale(reduce, end - begin);
-      const float* gd = g + d * f;
-      if (reduce == CsrReduce::kGcnMean && d >= lo && d < hi) add_scaled_row(gx + d * f, gd, scale, f);
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t s = idx[e];
-        if (s >= lo && s < hi) add_scaled_row(gx + s * f, gd, scale, f);
-      }
-    }
-  }
 }
 
 class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFunction> {
@@ -170,7 +31,7 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
     torch::Tensor out = torch::empty({num_dst, x.size(1)}, x.options());
     // Empty tensors may have null data, which memcpy must not see.
     if (out.numel() == 0) return out;
-    gather_forward(x.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst,
+    detail::gather_rows(x.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst,
                    x.size(1), reduce, out.data_ptr<float>());
     return out;
   }
@@ -191,7 +52,7 @@ class CsrAggregateFunction : public torch::autograd::Function<CsrAggregateFuncti
       return grads;
     }
     torch::Tensor gx = torch::empty({num_src, g.size(1)}, g.options());
-    scatter_backward(g.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst, num_src,
+    detail::scatter_rows(g.data_ptr<float>(), indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), num_dst, num_src,
                     g.size(1), reduce, gx.data_ptr<float>());
     grads[0] = gx;
     return grads;
@@ -207,11 +68,11 @@ torch::Tensor csr_aggregate(const torch::Tensor& x, const torch::Tensor& indptr,
   if (x.dim() != 2) fail("{}: x must be 2-D [num_src, f], got {}-D", op, x.dim());
   if (x.scalar_type() != torch::kFloat32) fail("{}: x must be float32, got {}", op, c10::toString(x.scalar_type()));
   if (!x.device().is_cpu()) fail("{}: x must be on the CPU", op);
-  check_index_tensor(op, "indptr", indptr);
-  check_index_tensor(op, "indices", indices);
+  detail::check_index_tensor(op, "indptr", indptr);
+  detail::check_index_tensor(op, "indices", indices);
   // No-ops for the contiguous tensors callers normally pass.
   const torch::Tensor xc = x.contiguous(), ptr = indptr.contiguous(), idx = indices.contiguous();
-  validate(op, xc, ptr, idx, reduce);
+  detail::check_block(op, xc.size(0), ptr, idx, reduce);
   return CsrAggregateFunction::apply(xc, ptr, idx, reduce);
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/nn/csr_aggregate.h"
+#include "tessera/nn/fused_sage_conv.h"
 #include "tessera/nn/model_files.h"
 #include "tessera/nn/relu_dropout.h"
 #include "io/staged_dir.h"
@@ -103,11 +104,8 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
                                            grad && x_src.requires_grad(), grad && fc_neigh->weight.requires_grad());
   }
 
-  torch::Tensor h_neigh = linear_first ? csr_aggregate(fc_neigh(x_src), indptr, indices, reduce)
-                                       : fc_neigh(csr_aggregate(x_src, indptr, indices, reduce));
-  if (gcn_) return h_neigh + bias;
-  // Destinations are the first num_dst sources; a row narrow is a view.
-  return F::linear(x_src.narrow(0, 0, num_dst), fc_self->weight, bias) + h_neigh;
+  return fused_sage_conv(x_src, indptr, indices, num_dst, gcn_ ? torch::Tensor() : fc_self->weight,
+                         fc_neigh->weight, bias, reduce, linear_first);
 }
 
 SageImpl::SageImpl(const SageOptions& options) : options_(options) {

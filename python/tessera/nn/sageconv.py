@@ -61,6 +61,12 @@ class SAGEConv(nn.Module):
                                                grad and feat_src.requires_grad,
                                                grad and self.fc_neigh.weight.requires_grad)
             reduce = self._aggre_type
+            if not pair and feat_src.dtype == torch.float32 and feat_src.device.type == "cpu" and feat_src.dim() == 2:
+                # The whole layer as one C++ autograd node (both GEMMs into one output, a hand-written backward).
+                rst = _C.sage_conv(feat_src.contiguous(), graph.indptr, graph.indices, graph.number_of_dst_nodes(),
+                                   None if reduce == "gcn" else self.fc_self.weight, self.fc_neigh.weight,
+                                   self.bias, reduce, first)
+                return self._finish(rst)
             h_neigh = (aggregate(graph, self.fc_neigh(feat_src), reduce) if first
                        else self.fc_neigh(aggregate(graph, feat_src, reduce)))
         elif self._aggre_type == "gcn":  # destinations' own features given apart
@@ -77,6 +83,9 @@ class SAGEConv(nn.Module):
             rst = h_neigh if self.bias is None else h_neigh + self.bias
         else:
             rst = F.linear(feat_dst, self.fc_self.weight, self.bias) + h_neigh
+        return self._finish(rst)
+
+    def _finish(self, rst):
         if self.activation is not None:
             rst = self.activation(rst)
         if self.norm is not None:

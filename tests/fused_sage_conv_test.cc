@@ -1,0 +1,161 @@
+// fused_sage_conv (tessera/nn/fused_sage_conv.h) against autograd over the
+// unfused libtorch ops in double precision: a dense adjacency matmul, two
+// linears and a bias, on blocks sampled from a small random graph with
+// empty rows, isolated destinations, fan-out -1 (every in-edge) and
+// duplicate edges, in both evaluation orders.
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tessera/base/error.h"
+#include "tessera/nn/fused_sage_conv.h"
+#include "csr_reference.h"
+#include "test_util.h"
+
+namespace tessera::nn {
+namespace {
+
+using tessera::testing::expect_error;
+
+// A block as a sampler builds one: num_dst destinations, each taking up to
+// `fanout` of its in-neighbours in a random multigraph (all of them for -1),
+// sources numbered destinations first. Every seventh destination has no
+// in-edges; the last sources are reached by no edge.
+struct SampledBlock {
+  std::vector<int64_t> indptr{0}, indices;
+  int64_t num_dst = 0, num_src = 0;
+
+  SampledBlock(int64_t dsts, int64_t extra_srcs, int fanout, uint32_t seed) : num_dst(dsts) {
+    num_src = dsts + extra_srcs;
+    std::mt19937 rng(seed);
+    for (int64_t d = 0; d < dsts; ++d) {
+      const int in_degree = d % 7 == 0 ? 0 : static_cast<int>(rng() % 12);
+      std::vector<int64_t> neighbours;
+      // Two thirds of the sources take the edges, so some stay isolated.
+      for (int k = 0; k < in_degree; ++k) neighbours.push_back(static_cast<int64_t>(rng() % (num_src * 2 / 3 + 1)));
+      if (in_degree >= 3) neighbours[1] = neighbours[0];  // a duplicate edge, as a multigraph has
+      const int take = fanout < 0 ? in_degree : std::min(fanout, in_degree);
+      std::shuffle(neighbours.begin(), neighbours.end(), rng);
+      indices.insert(indices.end(), neighbours.begin(), neighbours.begin() + take);
+      indptr.push_back(static_cast<int64_t>(indices.size()));
+    }
+  }
+
+  torch::Tensor indptr_t() const { return torch::tensor(indptr, torch::kInt64); }
+  torch::Tensor indices_t() const { return torch::tensor(indices, torch::kInt64); }
+
+  torch::Tensor dense(CsrReduce reduce) const {
+    return tessera::testing::dense_reduction(indptr, indices, num_src, reduce, torch::kFloat64);
+  }
+};
+
+struct Case {
+  CsrReduce reduce;
+  bool linear_first, bias, x_grad;
+};
+
+std::string name(const Case& c) {
+  return std::string(c.reduce == CsrReduce::kGcnMean ? "gcn" : c.reduce == CsrReduce::kMean ? "mean" : "sum") +
+         (c.linear_first ? " linear-first" : " aggregate-first") + (c.bias ? " bias" : "") +
+         (c.x_grad ? " x-grad" : "");
+}
+
+// Close to 1e-5 of the reference's scale (float against double).
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, const char* what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  if (want.numel() == 0) return;
+  const double scale = std::max(1.0, want.abs().max().item<double>());
+  const double err = (got.to(torch::kFloat64) - want).abs().max().item<double>();
+  EXPECT_LE(err, 1e-5 * scale) << what << ": max error " << err << " at scale " << scale;
+}
+
+void check(const SampledBlock& b, int64_t in, int64_t out, const Case& c) {
+  SCOPED_TRACE(name(c) + " on " + std::to_string(b.num_dst) + " destinations, " + std::to_string(b.num_src) +
+               " sources, " + std::to_string(b.indices.size()) + " edges, " + std::to_string(in) + " -> " +
+               std::to_string(out));
+  const bool gcn = c.reduce == CsrReduce::kGcnMean;
+  const torch::Tensor x0 = torch::randn({b.num_src, in}), ws0 = torch::randn({out, in}),
+                      wn0 = torch::randn({out, in}), bias0 = torch::randn({out}), g = torch::randn({b.num_dst, out});
+
+  auto leaf = [](const torch::Tensor& t, bool grad) { return t.clone().requires_grad_(grad); };
+  const torch::Tensor x = leaf(x0, c.x_grad), ws = leaf(ws0, true), wn = leaf(wn0, true), bias = leaf(bias0, true);
+  const torch::Tensor y = fused_sage_conv(x, b.indptr_t(), b.indices_t(), b.num_dst, gcn ? torch::Tensor() : ws, wn,
+                                          c.bias ? bias : torch::Tensor(), c.reduce, c.linear_first);
+  y.backward(g);
+
+  const auto d = torch::kFloat64;
+  const torch::Tensor rx = leaf(x0.to(d), c.x_grad), rws = leaf(ws0.to(d), true), rwn = leaf(wn0.to(d), true),
+                      rbias = leaf(bias0.to(d), true);
+  torch::Tensor ref = torch::nn::functional::linear(b.dense(c.reduce).mm(rx), rwn);
+  if (!gcn) ref = ref + torch::nn::functional::linear(rx.narrow(0, 0, b.num_dst), rws);
+  if (c.bias) ref = ref + rbias;
+  ref.backward(g.to(d));
+
+  expect_close(y.detach(), ref.detach(), "output");
+  expect_close(wn.grad(), rwn.grad(), "w_neigh's gradient");
+  if (!gcn) {
+    expect_close(ws.grad(), rws.grad(), "w_self's gradient");
+  }
+  if (c.bias) {
+    expect_close(bias.grad(), rbias.grad(), "bias's gradient");
+  }
+  if (c.x_grad) {
+    expect_close(x.grad(), rx.grad(), "x's gradient");
+  } else {
+    EXPECT_FALSE(x.grad().defined());
+  }
+}
+
+void check_all_cases(const SampledBlock& b, int64_t in, int64_t out) {
+  for (CsrReduce reduce : {CsrReduce::kMean, CsrReduce::kGcnMean, CsrReduce::kSum})
+    for (bool linear_first : {false, true})
+      for (bool bias : {false, true})
+        for (bool x_grad : {false, true}) check(b, in, out, {reduce, linear_first, bias, x_grad});
+}
+
+TEST(FusedSageConv, SampledBlocksMatchTheUnfusedOps) {
+  torch::manual_seed(3);
+  check_all_cases(SampledBlock(40, 90, 5, 1), 13, 6);  // odd widths: the vector loops' tails
+  check_all_cases(SampledBlock(40, 90, -1, 2), 16, 47);  // fan-out -1: every in-edge
+}
+
+// Large enough for the kernels' parallel paths and OpenBLAS's blocking.
+TEST(FusedSageConv, ABenchSizedBlockMatchesTheUnfusedOps) {
+  torch::manual_seed(4);
+  const SampledBlock b(1200, 4000, 10, 3);
+  check(b, 100, 16, {CsrReduce::kMean, false, true, false});
+  check(b, 100, 16, {CsrReduce::kMean, true, true, true});
+  check(b, 16, 47, {CsrReduce::kGcnMean, false, true, true});
+}
+
+TEST(FusedSageConv, DegenerateBlocks) {
+  torch::manual_seed(5);
+  check_all_cases(SampledBlock(0, 5, 3, 4), 4, 3);  // no destinations
+  check_all_cases(SampledBlock(6, 0, 3, 5), 4, 3);  // destinations only (a full-graph block)
+  SampledBlock none(5, 5, 0, 6);  // fan-out 0: no edges at all
+  check_all_cases(none, 4, 3);
+}
+
+TEST(FusedSageConv, BadInputNamesTheProblem) {
+  const SampledBlock b(4, 6, 3, 7);
+  const torch::Tensor x = torch::randn({10, 8}), w = torch::randn({3, 8}), bias = torch::randn({3});
+  const torch::Tensor ptr = b.indptr_t(), idx = b.indices_t();
+  auto call = [&](const torch::Tensor& xi, int64_t nd, const torch::Tensor& ws, const torch::Tensor& wn,
+                  const torch::Tensor& bi) { fused_sage_conv(xi, ptr, idx, nd, ws, wn, bi, CsrReduce::kMean, false); };
+  expect_error([&] { call(x.to(torch::kFloat64), 4, w, w, bias); }, "x_src must be float32, got Double");
+  expect_error([&] { call(x, 11, w, w, bias); }, "11 destinations but 10 source rows");
+  expect_error([&] { call(x, 3, w, w, bias); }, "indptr has 5 entries, expected 4 for 3 destinations");
+  expect_error([&] { call(x, 4, w, torch::randn({3, 7}), bias); }, "w_neigh has shape [3, 7], expected [3, 8]");
+  expect_error([&] { call(x, 4, torch::randn({2, 8}), w, bias); }, "w_self has shape [2, 8], expected [3, 8]");
+  expect_error([&] { call(x, 4, w, w, torch::randn({4})); }, "bias has shape [4], expected [3]");
+  expect_error([&] { call(x, 4, w, torch::randn({24}), bias); }, "w_neigh must be 2-D");
+  expect_error([&] { call(x.narrow(0, 0, 5), 4, w, w, bias); }, "out of range for x with 5 rows");
+}
+
+}  // namespace
+}  // namespace tessera::nn
