@@ -4,12 +4,17 @@
 //
 // Measured in one run, on the same sampled batches and thread count:
 //  - the step: what the trainer times as compute (forward, loss, backward,
-//    optimizer; train::supervised_step with a 1-process all-reduce);
+//    optimizer; train::supervised_step with a 1-process all-reduce), on
+//    batches from a loader that aggregates the input rows as `train sage`'s
+//    does (LoaderOptions::aggregate_inputs: layer 0's aggregation runs on the
+//    sampler thread);
 //  - its bound: per layer, the cheaper order (fc_neigh before or after the
 //    aggregation) of the layer's GEMMs at their shapes, forward and backward
 //    (torch::mm, best of 15), plus the aggregation's random-row reads (and
 //    the backward's scatter where the input needs a gradient) at the random
-//    gather bandwidth measured over a buffer of the layer's input size.
+//    gather bandwidth measured over a buffer of the layer's input size;
+//    layer 0's aggregation is then the loader's, so the step's bound leaves
+//    it out (the whole layers' bound, with it, is printed beside).
 //    Activations, loss and optimizer are left out: they are the bound's
 //    slack.
 // Prints a table and `share` = bound / step time (at most 1).
@@ -27,7 +32,6 @@
 #include "tessera/base/process.h"
 #include "tessera/base/timer.h"
 #include "tessera/nn/sage.h"
-#include "tessera/nn/csr_aggregate.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "standalone_sampling.h"
@@ -93,13 +97,20 @@ double gather_bandwidth(int64_t rows, int64_t f, const std::vector<int64_t>& ind
   return static_cast<double>(reads) * f * sizeof(float) / s;
 }
 
+// One linear's GEMMs on `rows` rows, forward and backward: the weight's
+// gradient always, the input's when needed.
+double linear_seconds(const LayerShape& l, int64_t rows) {
+  return gemm_seconds(rows, l.in, l.out) * (2.0 + (l.x_grad ? 1.0 : 0.0));
+}
+
+// The layer's GEMMs when its aggregation came done (the loader's): fc_self
+// and fc_neigh, both on the destinations.
+double aggregated_layer_bound(const LayerShape& l) { return 2 * linear_seconds(l, std::llround(l.num_dst)); }
+
 // The layer's own work in seconds, in the cheaper order.
 double layer_bound(const LayerShape& l, double* gemm_s, double* agg_s) {
   const int64_t src = std::llround(l.num_src), dst = std::llround(l.num_dst), nnz = std::llround(l.nnz);
-  // Backward GEMMs: weight gradient always, input gradient when needed.
-  auto linear = [&](int64_t rows) {
-    return gemm_seconds(rows, l.in, l.out) * (2.0 + (l.x_grad ? 1.0 : 0.0));
-  };
+  auto linear = [&](int64_t rows) { return linear_seconds(l, rows); };
   const double self = linear(dst);  // fc_self on the destinations
   auto agg = [&](int64_t width, bool backward) {
     const double bw = gather_bandwidth(l.indices_rows, width, l.indices);
@@ -142,6 +153,7 @@ int main(int argc, char** argv) {
     lo.batch_size = 1000;
     lo.num_samplers = 1;
     lo.seed = 1;
+    lo.aggregate_inputs = nn::CsrReduce::kMean;
     sampling::DistDataLoader loader(*ctx, data.sampler, data.train, lo);
     loader.start_epoch(0);
     std::vector<sampling::MiniBatch> kept;
@@ -162,7 +174,7 @@ int main(int argc, char** argv) {
     auto step = [&](const sampling::MiniBatch& b) {
       const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
       return train::supervised_step(*model, optimizer, ctx->collectives(),
-                                    [&] { return model->forward(blocks, train::features_of(b)); },
+                                    [&] { return train::sage_logits(model, b, blocks); },
                                     train::labels_of(b).clamp(0, mo.num_classes - 1));
     };
     // Warm up on every kept batch once: the first pass grows the heap and
@@ -180,7 +192,7 @@ int main(int argc, char** argv) {
         for (const auto& b : kept) {
           const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
           tessera::Timer t;
-          const torch::Tensor logits = model->forward(blocks, train::features_of(b));
+          const torch::Tensor logits = train::sage_logits(model, b, blocks);
           fw += t.lap();
           const torch::Tensor labels = train::labels_of(b).clamp(0, mo.num_classes - 1);
           const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
@@ -213,29 +225,19 @@ int main(int argc, char** argv) {
 
     fmt::print("| layer | sources | destinations | edges | in -> out | GEMMs (ms) | aggregation traffic (ms) |\n");
     fmt::print("|---|---|---|---|---|---|---|\n");
-    double bound = 0;
+    double bound = 0, whole = 0;  // the step's; the whole layers', with layer 0's aggregation
     for (size_t i = 0; i < layers.size(); ++i) {
       double gemm = 0, agg = 0;
-      bound += layer_bound(layers[i], &gemm, &agg);
-      fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f} |\n", i, layers[i].num_src,
-                 layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg);
+      whole += layer_bound(layers[i], &gemm, &agg);
+      bound += i == 0 ? aggregated_layer_bound(layers[i]) : gemm + agg;
+      fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f}{} |\n", i, layers[i].num_src,
+                 layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg,
+                 i == 0 ? " (the loader's, on the sampler thread)" : "");
     }
-    // The layer-0 aggregation alone against its traffic, on one batch whose
-    // rows are warm in cache (in the step they arrive from the fetch).
-    {
-      const sampling::MiniBatch& b = kept[0];
-      const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
-      const torch::Tensor x = train::features_of(b);
-      torch::NoGradGuard ng;
-      const double agg = best_seconds(7, [&] { nn::csr_mean(x, blocks[0].indptr, blocks[0].indices); });
-      const double bw = gather_bandwidth(layers[0].indices_rows, x.size(1), layers[0].indices);
-      fmt::print("\nlayer-0 mean aggregation alone: {:.3f} ms; its rows read in its order: {:.3f} ms\n", 1e3 * agg,
-                 1e3 * layers[0].indices.size() * x.size(1) * 4.0 / bw);
-    }
-    fmt::print("\n| threads | batches | step (ms) | bound (ms) | share of bound | peak RSS (MB) |\n");
-    fmt::print("|---|---|---|---|---|---|\n");
-    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.0f} |\n", threads, kept.size(), 1e3 * step_s, 1e3 * bound,
-               std::min(1.0, bound / step_s), tessera::peak_rss_bytes() / 1e6);
+    fmt::print("\n| threads | batches | step (ms) | step's bound (ms) | share of bound | whole layers' bound (ms) | peak RSS (MB) |\n");
+    fmt::print("|---|---|---|---|---|---|---|\n");
+    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.3f} | {:.0f} |\n", threads, kept.size(), 1e3 * step_s,
+               1e3 * bound, std::min(1.0, bound / step_s), 1e3 * whole, tessera::peak_rss_bytes() / 1e6);
     fmt::print("step_ms {:.4f}\nbound_ms {:.4f}\n", 1e3 * step_s, 1e3 * bound);
     return 0;
   } catch (const std::exception& e) {

@@ -268,12 +268,14 @@ TEST_F(DistTest, DistributedSamplingHasTheStandaloneDistribution) {
       run_command(launch_command(ip_config(2, 1), 2, 1, 2, fmt::format("sample --data {} --out {}", data(), out)));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(count(r.out, "loader batches with 2 samplers match the dataset"), 4) << r.out;
+  EXPECT_EQ(count(r.out, "aggregated loader inputs match the dataset's means"), 4) << r.out;
   EXPECT_EQ(count(r.out, "remote rows served"), 4) << r.out;
   EXPECT_EQ(count(r.out, "sampling checks passed"), 4) << r.out;
   const CommandResult s = run_command(fmt::format("{} sample --data {} --out {} --part-config {} --samplers 0",
                                                   TESSERA_DIST_WORKER, data(), out, part_config(1)));
   ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
   EXPECT_NE(s.out.find("loader batches with 0 samplers match"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("aggregated loader inputs match"), std::string::npos) << s.out;
 
   // Seeds are original nodes 0..299, each sampled 400 times with fanout 3.
   const Dataset original = read_dataset(data());

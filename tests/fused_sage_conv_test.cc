@@ -159,3 +159,48 @@ TEST(FusedSageConv, BadInputNamesTheProblem) {
 
 }  // namespace
 }  // namespace tessera::nn
+
+namespace tessera::nn {
+namespace {
+
+// The layer on rows aggregated beforehand equals the layer on the block.
+TEST(FusedSageConv, PreAggregatedRowsGiveTheSameLayer) {
+  torch::manual_seed(6);
+  const SampledBlock b(50, 120, 10, 8);
+  for (CsrReduce reduce : {CsrReduce::kMean, CsrReduce::kGcnMean}) {
+    SCOPED_TRACE(reduce == CsrReduce::kMean ? "mean" : "gcn");
+    const bool gcn = reduce == CsrReduce::kGcnMean;
+    const torch::Tensor x = torch::randn({b.num_src, 9}), bias0 = torch::randn({4});
+    const torch::Tensor ws0 = torch::randn({4, 9}), wn0 = torch::randn({4, 9}), g = torch::randn({b.num_dst, 4});
+    std::vector<torch::Tensor> outs, grads;
+    for (bool aggregated : {false, true}) {
+      const torch::Tensor ws = ws0.clone().requires_grad_(), wn = wn0.clone().requires_grad_(),
+                          bias = bias0.clone().requires_grad_();
+      const torch::Tensor y =
+          aggregated ? fused_sage_conv_aggregated(x.narrow(0, 0, b.num_dst),
+                                                  csr_aggregate(x, b.indptr_t(), b.indices_t(), reduce),
+                                                  gcn ? torch::Tensor() : ws, wn, bias)
+                     : fused_sage_conv(x, b.indptr_t(), b.indices_t(), b.num_dst, gcn ? torch::Tensor() : ws, wn,
+                                       bias, reduce, false);
+      y.backward(g);
+      outs.push_back(y.detach());
+      grads.push_back(wn.grad());
+      grads.push_back(bias.grad());
+      if (!gcn) grads.push_back(ws.grad());
+    }
+    EXPECT_TRUE(torch::allclose(outs[0], outs[1], 1e-5, 1e-5));
+    const size_t per = grads.size() / 2;
+    for (size_t i = 0; i < per; ++i) EXPECT_TRUE(torch::allclose(grads[i], grads[per + i], 1e-5, 1e-5)) << i;
+  }
+  // Inputs that need a gradient get it: d/d(aggregated) = g Wn, d/d(x_dst) = g Ws.
+  const torch::Tensor agg = torch::randn({7, 5}).requires_grad_(), xd = torch::randn({7, 5}).requires_grad_();
+  const torch::Tensor ws = torch::randn({3, 5}), wn = torch::randn({3, 5}), g = torch::randn({7, 3});
+  fused_sage_conv_aggregated(xd, agg, ws, wn, torch::Tensor()).backward(g);
+  EXPECT_TRUE(torch::allclose(agg.grad(), g.mm(wn), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(xd.grad(), g.mm(ws), 1e-5, 1e-5));
+  expect_error([&] { fused_sage_conv_aggregated(torch::randn({6, 5}), agg, ws, wn, torch::Tensor()); },
+               "x_dst has shape [6, 5] but aggregated [7, 5]");
+}
+
+}  // namespace
+}  // namespace tessera::nn

@@ -6,19 +6,10 @@
 #include <cstring>
 
 #include "tessera/base/error.h"
-#include "base/prefetch.h"
+#include "nn/gather_kernel.h"
 
 namespace tessera::nn::detail {
 namespace {
-
-// Below this many float adds a kernel runs on one thread: starting the team
-// costs more than the work.
-constexpr int64_t kParallelWork = 1 << 15;
-
-inline void add_row(float* __restrict out, const float* __restrict in, int64_t f) {
-#pragma omp simd
-  for (int64_t j = 0; j < f; ++j) out[j] += in[j];
-}
 
 inline void add_scaled_row(float* __restrict out, const float* __restrict in, float scale, int64_t f) {
 #pragma omp simd
@@ -68,48 +59,9 @@ void check_block(const char* op, int64_t num_src, const torch::Tensor& indptr, c
   }
 }
 
-float row_scale(CsrReduce reduce, int64_t deg) {
-  switch (reduce) {
-    case CsrReduce::kSum: return 1.0f;
-    case CsrReduce::kMean: return deg > 0 ? 1.0f / static_cast<float>(deg) : 1.0f;
-    case CsrReduce::kGcnMean: return 1.0f / static_cast<float>(deg + 1);
-  }
-  return 1.0f;
-}
-
-// A gather: each output row is written by one thread, so destinations are
-// simply split among threads. Dynamic chunks because sampled blocks can have
-// very uneven degrees.
 void gather_rows(const float* x, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t f,
                  CsrReduce reduce, float* out) {
-  const int64_t nnz = ptr[num_dst];
-  const int64_t work = (nnz + num_dst) * f;
-#pragma omp parallel for schedule(dynamic, 256) if (work >= kParallelWork)
-  for (int64_t d = 0; d < num_dst; ++d) {
-    float* __restrict o = out + d * f;
-    int64_t e = ptr[d];
-    const int64_t end = ptr[d + 1];
-    // Start from the first term rather than from zeros: one pass less.
-    const float* first = reduce == CsrReduce::kGcnMean ? x + d * f : e < end ? x + idx[e++] * f : nullptr;
-    if (first == nullptr) {
-      std::fill(o, o + f, 0.0f);
-      continue;
-    }
-#pragma omp simd
-    for (int64_t j = 0; j < f; ++j) o[j] = first[j];
-    // Source rows are random rows of x: ask for the cache lines of the rows
-    // a few edges ahead (into the next destinations too) while adding this
-    // one, so their misses overlap.
-    for (; e < end; ++e) {
-      if (e + kPrefetchRows < nnz) prefetch_row_kept(x + idx[e + kPrefetchRows] * f, f * sizeof(float));
-      add_row(o, x + idx[e] * f, f);
-    }
-    const float scale = row_scale(reduce, end - ptr[d]);
-    if (scale != 1.0f) {
-#pragma omp simd
-      for (int64_t j = 0; j < f; ++j) o[j] *= scale;
-    }
-  }
+  gather_rows_at([x, f](int64_t s) { return x + s * f; }, ptr, idx, num_dst, f, reduce, out);
 }
 
 // A scatter: grad_x[indices[e]] += grad_out[d] * scale(d), and many edges

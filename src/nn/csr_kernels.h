@@ -26,9 +26,6 @@ void check_index_tensor(const char* op, const char* what, const torch::Tensor& t
 void check_block(const char* op, int64_t num_src, const torch::Tensor& indptr, const torch::Tensor& indices,
                  CsrReduce reduce);
 
-// 1/deg for mean (1 for an isolated destination), 1/(deg + 1) for gcn, 1 for sum.
-float row_scale(CsrReduce reduce, int64_t deg);
-
 // out[d] = reduce over d's in-edges of x's rows (f floats each); out has
 // num_dst rows, every one written.
 void gather_rows(const float* x, const int64_t* indptr, const int64_t* indices, int64_t num_dst, int64_t f,

@@ -53,7 +53,6 @@ class FusedSageConvFunction : public torch::autograd::Function<FusedSageConvFunc
                                const torch::Tensor& indices, int64_t num_dst,
                                const c10::optional<torch::Tensor>& w_self_arg, const torch::Tensor& w_neigh,
                                const c10::optional<torch::Tensor>& bias_arg, CsrReduce reduce, bool linear_first) {
-    // Optional, not undefined, tensors: autograd's apply() wants a device for every Tensor argument.
     const torch::Tensor w_self = w_self_arg.value_or(torch::Tensor()), bias = bias_arg.value_or(torch::Tensor());
     const int64_t num_src = x.size(0), in = x.size(1), out = w_neigh.size(0);
     const int64_t* ptr = indptr.data_ptr<int64_t>();
@@ -158,7 +157,103 @@ class FusedSageConvFunction : public torch::autograd::Function<FusedSageConvFunc
   }
 };
 
+// The layer on rows aggregated beforehand: two GEMMs into one output, and
+// back. Arguments in this order so that the optional ones come last among
+// the tensors (needs_input_grad counts only those present).
+class SageAggregatedFunction : public torch::autograd::Function<SageAggregatedFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& aggregated, const torch::Tensor& w_neigh,
+                               const c10::optional<torch::Tensor>& x_dst_arg,
+                               const c10::optional<torch::Tensor>& w_self_arg,
+                               const c10::optional<torch::Tensor>& bias_arg) {
+    const torch::Tensor x_dst = x_dst_arg.value_or(torch::Tensor()), w_self = w_self_arg.value_or(torch::Tensor()),
+                        bias = bias_arg.value_or(torch::Tensor());
+    const int64_t n = aggregated.size(0), in = aggregated.size(1), out = w_neigh.size(0);
+    torch::Tensor y = torch::empty({n, out}, aggregated.options());
+    detail::gemm(false, true, n, out, in, 1.0f, data_or_null(aggregated), in, w_neigh.data_ptr<float>(), in, 0.0f,
+                 data_or_null(y), out);
+    if (w_self.defined())
+      detail::gemm(false, true, n, out, in, 1.0f, data_or_null(x_dst), in, w_self.data_ptr<float>(), in, 1.0f,
+                   data_or_null(y), out);
+    if (bias.defined()) add_bias(data_or_null(y), bias.data_ptr<float>(), n, out);
+    ctx->save_for_backward({aggregated, w_neigh, x_dst, w_self});
+    ctx->saved_data["has_bias"] = bias.defined();
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const torch::Tensor &aggregated = saved[0], &w_neigh = saved[1], &x_dst = saved[2], &w_self = saved[3];
+    const torch::Tensor g = grad_outputs[0].contiguous();
+    const int64_t n = g.size(0), out = g.size(1), in = aggregated.size(1);
+    const float* gs = data_or_null(g);
+    int64_t edge = 2;
+    const bool agg_grad = ctx->needs_input_grad(0), neigh_grad = ctx->needs_input_grad(1);
+    const bool x_grad = w_self.defined() && ctx->needs_input_grad(edge++);
+    const bool self_grad = w_self.defined() && ctx->needs_input_grad(edge++);
+    const bool bias_grad = ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(edge);
+    variable_list grads(5);
+    // Weight gradients g^T rows; input gradients g W.
+    auto weight_grad = [&](const torch::Tensor& rows) {
+      torch::Tensor dw = torch::empty({out, in}, g.options());
+      detail::gemm(true, false, out, in, n, 1.0f, gs, out, data_or_null(rows), in, 0.0f, data_or_null(dw), in);
+      return dw;
+    };
+    auto input_grad = [&](const torch::Tensor& w) {
+      torch::Tensor dx = torch::empty({n, in}, g.options());
+      detail::gemm(false, false, n, in, out, 1.0f, gs, out, w.data_ptr<float>(), in, 0.0f, data_or_null(dx), in);
+      return dx;
+    };
+    if (agg_grad) grads[0] = input_grad(w_neigh);
+    if (neigh_grad) grads[1] = weight_grad(aggregated);
+    if (x_grad) grads[2] = input_grad(w_self);
+    if (self_grad) grads[3] = weight_grad(x_dst);
+    if (bias_grad) {
+      grads[4] = torch::empty({out}, g.options());
+      column_sums(gs, n, out, data_or_null(grads[4]));
+    }
+    return grads;
+  }
+};
+
+void check_rows(const char* what, const torch::Tensor& t) {
+  if (!t.defined()) fail("{}: {} is undefined", kOp, what);
+  if (t.dim() != 2) fail("{}: {} must be 2-D, got {}-D", kOp, what, t.dim());
+  if (t.scalar_type() != torch::kFloat32) fail("{}: {} must be float32, got {}", kOp, what, c10::toString(t.scalar_type()));
+  if (!t.device().is_cpu()) fail("{}: {} must be on the CPU", kOp, what);
+}
+
+// Optional, not undefined, tensors: autograd's apply() wants a device for
+// every Tensor argument.
+c10::optional<torch::Tensor> optional(const torch::Tensor& t) {
+  return t.defined() ? c10::optional<torch::Tensor>(t.contiguous()) : c10::nullopt;
+}
+
+void check_weights(const torch::Tensor& w_self, const torch::Tensor& w_neigh, const torch::Tensor& bias, int64_t in) {
+  if (!w_neigh.defined()) fail("{}: w_neigh is undefined", kOp);
+  if (w_neigh.dim() != 2) fail("{}: w_neigh must be 2-D [out, in], got shape {}", kOp, c10::str(w_neigh.sizes()));
+  const int64_t out = w_neigh.size(0);
+  check_weight("w_neigh", w_neigh, out, in);
+  if (w_self.defined()) check_weight("w_self", w_self, out, in);
+  if (bias.defined()) check_weight("bias", bias, out, -1);
+}
+
 }  // namespace
+
+torch::Tensor fused_sage_conv_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
+                                         const torch::Tensor& w_self, const torch::Tensor& w_neigh,
+                                         const torch::Tensor& bias) {
+  check_rows("aggregated", aggregated);
+  check_weights(w_self, w_neigh, bias, aggregated.size(1));
+  if (w_self.defined()) {
+    check_rows("x_dst", x_dst);
+    if (x_dst.sizes() != aggregated.sizes())
+      fail("{}: x_dst has shape {} but aggregated {}", kOp, c10::str(x_dst.sizes()), c10::str(aggregated.sizes()));
+  }
+  return SageAggregatedFunction::apply(aggregated.contiguous(), w_neigh.contiguous(),
+                                       w_self.defined() ? optional(x_dst) : c10::nullopt, optional(w_self),
+                                       optional(bias));
+}
 
 torch::Tensor fused_sage_conv(const torch::Tensor& x_src, const torch::Tensor& indptr, const torch::Tensor& indices,
                               int64_t num_dst, const torch::Tensor& w_self, const torch::Tensor& w_neigh,
@@ -175,18 +270,10 @@ torch::Tensor fused_sage_conv(const torch::Tensor& x_src, const torch::Tensor& i
   detail::check_index_tensor(kOp, "indices", indices);
   if (indptr.size(0) != num_dst + 1)
     fail("{}: indptr has {} entries, expected {} for {} destinations", kOp, indptr.size(0), num_dst + 1, num_dst);
-  if (!w_neigh.defined()) fail("{}: w_neigh is undefined", kOp);
-  if (w_neigh.dim() != 2) fail("{}: w_neigh must be 2-D [out, in], got shape {}", kOp, c10::str(w_neigh.sizes()));
-  const int64_t out = w_neigh.size(0);
-  check_weight("w_neigh", w_neigh, out, in);
-  if (w_self.defined()) check_weight("w_self", w_self, out, in);
-  if (bias.defined()) check_weight("bias", bias, out, -1);
+  check_weights(w_self, w_neigh, bias, in);
   const torch::Tensor xc = x_src.contiguous(), ptr = indptr.contiguous(), idx = indices.contiguous();
   detail::check_block(kOp, num_src, ptr, idx, reduce);
   // Weights are small; contiguous() is a no-op for a module's parameters.
-  auto optional = [](const torch::Tensor& t) {
-    return t.defined() ? c10::optional<torch::Tensor>(t.contiguous()) : c10::nullopt;
-  };
   return FusedSageConvFunction::apply(xc, ptr, idx, num_dst, optional(w_self), w_neigh.contiguous(), optional(bias),
                                       reduce, linear_first);
 }

@@ -94,8 +94,6 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
   if (indptr.dim() != 1 || indptr.size(0) != num_dst + 1)
     fail("SageConv: indptr has shape {}, expected [{}] for {} destinations", c10::str(indptr.sizes()), num_dst + 1,
          num_dst);
-  const CsrReduce reduce = gcn_ ? CsrReduce::kGcnMean : CsrReduce::kMean;
-
   // Aggregation and fc_neigh commute, so either may go first.
   bool linear_first = order == LinearOrder::kLinearFirst;
   if (order == LinearOrder::kAuto) {
@@ -105,7 +103,14 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
   }
 
   return fused_sage_conv(x_src, indptr, indices, num_dst, gcn_ ? torch::Tensor() : fc_self->weight,
-                         fc_neigh->weight, bias, reduce, linear_first);
+                         fc_neigh->weight, bias, reduce(), linear_first);
+}
+
+torch::Tensor SageConvImpl::forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated) {
+  if (aggregated.dim() != 2 || aggregated.size(1) != in_feats_)
+    fail("SageConv: aggregated rows have shape {}, expected [num_dst, {}]", c10::str(aggregated.sizes()), in_feats_);
+  return fused_sage_conv_aggregated(gcn_ ? torch::Tensor() : x_dst, aggregated, gcn_ ? torch::Tensor() : fc_self->weight,
+                                    fc_neigh->weight, bias);
 }
 
 SageImpl::SageImpl(const SageOptions& options) : options_(options) {
@@ -130,6 +135,18 @@ torch::Tensor SageImpl::forward_layer(size_t i, const BlockTensors& block, const
         if (i + 1 < layers_.size()) out = relu_dropout(out, options_.dropout, is_training());
         return out;
       });
+}
+
+torch::Tensor SageImpl::forward_aggregated(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_dst,
+                                         const torch::Tensor& aggregated) {
+  if (blocks.size() != layers_.size()) fail("Sage: {} blocks for a {}-layer model", blocks.size(), layers_.size());
+  if (aggregated.dim() != 2 || aggregated.size(0) != blocks[0].num_dst)
+    fail("Sage: {} aggregated input rows but layer 0's block has {} destinations",
+         aggregated.dim() == 2 ? aggregated.size(0) : -1, blocks[0].num_dst);
+  torch::Tensor x = layers_[0]->forward_aggregated(x_dst, aggregated);
+  if (layers_.size() > 1) x = relu_dropout(x, options_.dropout, is_training());
+  for (size_t i = 1; i < layers_.size(); ++i) x = forward_layer(i, blocks[i], x);
+  return x;
 }
 
 torch::Tensor SageImpl::forward(const std::vector<BlockTensors>& blocks, torch::Tensor x) {

@@ -10,6 +10,7 @@
 #include "net/transport.h"
 #include "tessera/distributed/dist_tensor.h"
 #include "distributed/kv_client.h"
+#include "sampling/input_aggregation.h"
 #include "tessera/base/error.h"
 #include "tessera/base/threads.h"
 #include "tessera/base/random.h"
@@ -32,6 +33,15 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
       if (options_.typed_inputs.count(ntype) == 0) fail("node type '{}' has no input tensor", ntype);
   fetch_ = plan_fetch(options_.typed_inputs.empty() ? options_.feature : "", options_.label, options_.typed_inputs);
   fetch_.cache = options_.feature_cache;
+  if (options_.aggregate_inputs) {
+    if (!options_.typed_inputs.empty() || options_.pyg_layout)
+      fail("a loader that aggregates its input rows fetches one feature tensor in blocks (no typed inputs, no PyG "
+           "layout)");
+    const store::TensorSpec& f = fetch_.feature_spec;
+    if (!fetch_.feature.empty() && (f.dtype != DType::kFloat32 || f.row_shape.size() != 1))
+      fail("aggregating input rows needs float32 vectors, but '{}' holds {} of shape [{}]", fetch_.feature,
+           dtype_name(f.dtype), f.row_elems());
+  }
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
   if (options_.prefetch <= 0) options_.prefetch = 2 * std::max(1, options_.num_samplers);
@@ -40,7 +50,8 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   // batch before the previous one's buffers go). A smaller cap would free
   // a buffer at every peak and fault a fresh one in at the next.
   const size_t in_flight = static_cast<size_t>(options_.prefetch + 2 + std::max(1, options_.num_samplers));
-  input_rows_ = std::make_shared<ArrayPool>(in_flight * ntypes.size());
+  // Aggregating loaders hold two buffers a batch: destinations' rows and their aggregation.
+  input_rows_ = std::make_shared<ArrayPool>(in_flight * ntypes.size() * (options_.aggregate_inputs ? 2 : 1));
   workers_.resize(std::max(1, options_.num_samplers));
   for (size_t w = 0; w < workers_.size(); ++w) {
     // The caller's thread can use the context's own connection.
@@ -172,6 +183,8 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   const std::vector<int64_t>& inputs = options_.pyg_layout ? batch->pyg.nodes : batch->blocks.front().src_nodes;
   if (!fetch.input_specs.empty()) {
     fetch_typed_inputs(client, worker_index, fetch, inputs, batch);
+  } else if (!fetch.feature.empty() && options_.aggregate_inputs) {
+    aggregate_inputs(client, worker_index, fetch, batch);
   } else if (!fetch.feature.empty()) {
     batch->features =
         pull_inputs(client, worker_index, fetch, fetch.feature_spec, inputs.data(), static_cast<int64_t>(inputs.size()));
@@ -218,6 +231,21 @@ Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const F
   if (cached) cache->pull_into(*ctx_, client, worker_index, ids, count, rows.mutable_raw());
   else distributed::pull_rows_into(*ctx_, client, worker_index, spec, ids, count, rows.mutable_raw(), nullptr);
   return rows;
+}
+
+void DistDataLoader::aggregate_inputs(net::Client* client, int worker_index, const FetchPlan& fetch,
+                                      MiniBatch* batch) const {
+  const Block& first = batch->blocks.front();
+  const store::TensorSpec& spec = fetch.feature_spec;
+  // Every source's row, into a recycled buffer that goes back to the pool
+  // (still in cache) as soon as the aggregation has read it.
+  const Array rows = pull_inputs(client, worker_index, fetch, spec, first.src_nodes.data(), first.num_src());
+  const nn::CsrReduce reduce = *options_.aggregate_inputs;
+  batch->features = reduce == nn::CsrReduce::kGcnMean ? Array() : input_rows_->take(spec.dtype, spec.shape(first.num_dst));
+  batch->aggregated = input_rows_->take(spec.dtype, spec.shape(first.num_dst));
+  aggregate_input_rows(rows.data<float>(), first, reduce, spec.row_elems(),
+                       batch->features.empty_handle() ? nullptr : static_cast<float*>(batch->features.mutable_raw()),
+                       static_cast<float*>(batch->aggregated.mutable_raw()));
 }
 
 void DistDataLoader::run_worker(int worker_index) {

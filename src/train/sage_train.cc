@@ -65,6 +65,9 @@ int run_sage_training(const SageTrainOptions& o) {
   // 'feat' is read-only here, so training and evaluation share one cache.
   const std::shared_ptr<distributed::RemoteRowCache> cache = feature_cache(*ctx, feat, o, log);
   lo.feature_cache = cache;
+  // The first layer's aggregation of the fixed features happens on the
+  // sampler threads, where the rows are read anyway (design.md, "The GNN step").
+  lo.aggregate_inputs = mo.aggregator == "gcn" ? nn::CsrReduce::kGcnMean : nn::CsrReduce::kMean;
   sampling::DistDataLoader loader(*ctx, sampler, split.train, lo);
   int64_t total_train = 0;
   const int64_t steps = equalize_steps(*ctx, loader, o.max_batches, &total_train);
@@ -84,7 +87,7 @@ int run_sage_training(const SageTrainOptions& o) {
   elo.batch_size = o.eval_batch_size;
   auto evaluate = [&](const std::vector<int64_t>& ids) {
     return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
-      return model->forward(blocks_of(batch), features_of(batch));
+      return sage_logits(model, batch, blocks_of(batch));
     });
   };
   EpochLoopOptions lo_options{o.num_epochs, o.log_every, o.eval_every};
@@ -98,7 +101,7 @@ int run_sage_training(const SageTrainOptions& o) {
       [&](const sampling::MiniBatch& batch) {
         const std::vector<nn::BlockTensors> blocks = blocks_of(batch);
         return supervised_step(*model, optimizer, ctx->collectives(),
-                               [&] { return model->forward(blocks, features_of(batch)); }, labels_of(batch));
+                               [&] { return sage_logits(model, batch, blocks); }, labels_of(batch));
       },
       [&] { return std::make_pair(evaluate(split.val), evaluate(split.test)); });
 

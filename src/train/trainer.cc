@@ -287,6 +287,12 @@ std::vector<nn::BlockTensors> blocks_of(const sampling::MiniBatch& batch) {
   return blocks;
 }
 
+torch::Tensor sage_logits(nn::Sage& model, const sampling::MiniBatch& batch, const std::vector<nn::BlockTensors>& blocks) {
+  if (batch.aggregated.empty_handle()) return model->forward(blocks, features_of(batch));
+  const torch::Tensor x_dst = batch.features.empty_handle() ? torch::Tensor() : features_of(batch);
+  return model->forward_aggregated(blocks, x_dst, rows_of(batch.aggregated));
+}
+
 torch::Tensor labels_of(const sampling::MiniBatch& batch) {
   return torch::from_blob(const_cast<void*>(batch.labels.raw()), {batch.labels.shape()[0]}, torch::kInt64);
 }

@@ -4,13 +4,16 @@
 // the test can compare the distributions of standalone and distributed
 // sampling. Also draws a few mini-batches through the data loader and checks
 // the blocks and the fetched feature rows, then again through a cache of
-// remote feature rows (distributed only), which it checks too.
+// remote feature rows (distributed only), which it checks too; and with the
+// input rows aggregated on the sampler threads (aggregate_inputs), against
+// means of the dataset's rows.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -54,11 +57,35 @@ Originals originals(distributed::DistGraph& g) {
   return o;
 }
 
+// batch.aggregated against the mean (or gcn mean) of the dataset's rows
+// of each destination's sampled sources, in double.
+void check_aggregated(const sampling::MiniBatch& batch, const Array& feat, const Originals& o,
+                      tessera::nn::CsrReduce reduce) {
+  const sampling::Block& b = batch.blocks.front();
+  const int64_t f = feat.row_bytes() / sizeof(float);
+  const bool gcn = reduce == tessera::nn::CsrReduce::kGcnMean;
+  if (batch.aggregated.empty_handle() || batch.aggregated.rows() != b.num_dst)
+    fail("batch {}: no aggregated row per destination", batch.index);
+  const float* rows = feat.data<float>();
+  const float* got = batch.aggregated.data<float>();
+  for (int64_t d = 0; d < b.num_dst; ++d) {
+    const int64_t deg = b.indptr[d + 1] - b.indptr[d];
+    for (int64_t j = 0; j < f; ++j) {
+      double sum = gcn ? rows[o.node[b.src_nodes[d]] * f + j] : 0.0;
+      for (int64_t e = b.indptr[d]; e < b.indptr[d + 1]; ++e) sum += rows[o.node[b.src_nodes[b.indices[e]]] * f + j];
+      const double want = gcn ? sum / static_cast<double>(deg + 1) : deg > 0 ? sum / static_cast<double>(deg) : 0.0;
+      if (std::abs(got[d * f + j] - want) > 1e-5 * std::max(1.0, std::abs(want)))
+        fail("batch {}: aggregated row {} element {} is {}, expected {}", batch.index, d, j, got[d * f + j], want);
+    }
+  }
+}
+
 // Every edge of every block is an edge of the original graph into its
 // destination, and the feature rows are the sources' rows.
 void check_batches(distributed::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
                    const tessera::Dataset& original, int samplers,
-                   std::shared_ptr<const distributed::RemoteRowCache> cache = nullptr) {
+                   std::shared_ptr<const distributed::RemoteRowCache> cache = nullptr,
+                   std::optional<tessera::nn::CsrReduce> aggregate = std::nullopt) {
   const auto& et = original.edge_types.at(0);
   const Array& feat = original.node_types.at(0).data.at("feat");
   std::vector<int64_t> seeds;
@@ -68,6 +95,7 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
   options.num_samplers = samplers;
   options.seed = 5;
   options.feature_cache = std::move(cache);
+  options.aggregate_inputs = aggregate;
   sampling::DistDataLoader loader(ctx, sampler, seeds, options);
   loader.limit_batches(20);
   loader.start_epoch(0);
@@ -88,13 +116,19 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
     }
     const auto& inputs = batch.blocks.front().src_nodes;
     const size_t rb = feat.row_bytes();
-    for (size_t i = 0; i < inputs.size(); ++i)
+    // Aggregated inputs: features hold the destinations' rows (none for gcn).
+    const size_t rows = !aggregate ? inputs.size() : *aggregate == tessera::nn::CsrReduce::kGcnMean ? 0
+                                                                                                    : batch.blocks[0].num_dst;
+    if (rows != (batch.features.empty_handle() ? 0 : static_cast<size_t>(batch.features.rows())))
+      fail("batch {}: {} feature rows, expected {}", batch.index, batch.features.rows(), rows);
+    for (size_t i = 0; i < rows; ++i)
       if (std::memcmp(static_cast<const char*>(batch.features.raw()) + i * rb,
                       static_cast<const char*>(feat.raw()) + o.node[inputs[i]] * rb, rb) != 0)
         fail("batch {}: feature row of node {} differs from the dataset", batch.index, inputs[i]);
+    if (aggregate) check_aggregated(batch, feat, o, *aggregate);
   }
   if (batches != 20) fail("the loader gave {} batches, expected 20", batches);
-  if (options.feature_cache) return;
+  if (options.feature_cache || aggregate) return;
   fmt::print("rank {}: {} loader batches with {} samplers match the dataset\n", ctx.rank(), batches, samplers);
 }
 
@@ -134,6 +168,7 @@ void check_cache(distributed::Context& ctx, distributed::DistGraph& g, const sam
   const auto small = distributed::RemoteRowCache::build(ctx, feat.spec(), 0.3, 10 * feat.spec().row_bytes());
   if (small->num_rows() > 10 || small->num_rows() < 9) fail("a 10-row budget cached {} rows", small->num_rows());
   check_batches(ctx, sampler, o, original, 2, cache);
+  check_batches(ctx, sampler, o, original, 1, cache, tessera::nn::CsrReduce::kGcnMean);
   if (cache->remote_ids_found() == 0) fail("no input row came from the cache");
   fmt::print("rank {}: a cache of {} remote rows served {} of {} remote input rows, all matching the dataset\n", ctx.rank(),
              cache->num_rows(), cache->remote_ids_found(), cache->remote_ids_asked());
@@ -153,6 +188,8 @@ int run_sample(const std::map<std::string, std::string>& flags) {
   const sampling::DistNeighborSampler sampler(*ctx, options);
   const int samplers = flags.count("--samplers") ? std::stoi(flags.at("--samplers")) : 2;
   check_batches(*ctx, sampler, o, original, samplers);
+  check_batches(*ctx, sampler, o, original, samplers, nullptr, tessera::nn::CsrReduce::kMean);
+  fmt::print("rank {}: aggregated loader inputs match the dataset's means\n", ctx->rank());
   if (!ctx->standalone()) check_cache(*ctx, g, sampler, o, original);
 
   if (ctx->rank() == 0) {

@@ -12,14 +12,9 @@
 
 #include <torch/types.h>
 
-namespace tessera::nn {
+#include "tessera/nn/csr_reduce.h"
 
-enum class CsrReduce {
-  kSum,      // out[d] = sum of x[indices[e]]
-  kMean,     // out[d] = that sum / deg(d); zero row when deg(d) == 0
-  kGcnMean,  // out[d] = (that sum + x[d]) / (deg(d) + 1), DGL's "gcn" aggregator;
-             // needs destination d to be source row d (num_dst <= num_src)
-};
+namespace tessera::nn {
 
 // x: float32 [num_src, f] on the CPU; indptr: int64 [num_dst + 1] with
 // indptr[0] == 0, non-decreasing, ending at nnz; indices: int64 [nnz], rows

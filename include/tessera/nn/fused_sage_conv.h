@@ -32,4 +32,12 @@ torch::Tensor fused_sage_conv(const torch::Tensor& x_src, const torch::Tensor& i
                               int64_t num_dst, const torch::Tensor& w_self, const torch::Tensor& w_neigh,
                               const torch::Tensor& bias, CsrReduce reduce, bool linear_first);
 
+// The same layer when the aggregation is already done (a loader's
+// aggregate_inputs): out = x_dst @ w_self^T + aggregated @ w_neigh^T + bias,
+// with x_dst [num_dst, in] (undefined with w_self, for "gcn") and aggregated
+// [num_dst, in]. Differentiable in all of them.
+torch::Tensor fused_sage_conv_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
+                                         const torch::Tensor& w_self, const torch::Tensor& w_neigh,
+                                         const torch::Tensor& bias);
+
 }  // namespace tessera::nn

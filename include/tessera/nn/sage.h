@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/nn/csr_reduce.h"
+
 namespace tessera::nn {
 
 struct SageOptions {
@@ -72,6 +74,15 @@ class SageConvImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& indptr, const torch::Tensor& indices,
                         int64_t num_dst, LinearOrder order = LinearOrder::kAuto);
 
+  // The layer on rows a loader aggregated already (LoaderOptions::
+  // aggregate_inputs with reduce()): x_dst [num_dst, in_feats] the
+  // destinations' own rows (unused, may be undefined, for "gcn"), aggregated
+  // [num_dst, in_feats]. Returns [num_dst, out_feats].
+  torch::Tensor forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated);
+
+  // The aggregation this layer applies: kMean, or kGcnMean for "gcn".
+  CsrReduce reduce() const { return gcn_ ? CsrReduce::kGcnMean : CsrReduce::kMean; }
+
   // Xavier-uniform weights with ReLU gain and a zero bias, as DGL does.
   void reset_parameters();
 
@@ -97,6 +108,15 @@ class SageImpl : public torch::nn::Module {
   // blocks[0] is the input layer: x has blocks[0].num_src rows. Returns
   // logits for blocks.back().num_dst nodes. Needs one block per layer.
   torch::Tensor forward(const std::vector<BlockTensors>& blocks, torch::Tensor x);
+
+  // forward() when a loader aggregated the first layer's inputs
+  // (LoaderOptions::aggregate_inputs with reduce()): x_dst and aggregated
+  // have blocks[0].num_dst rows (x_dst unused for "gcn").
+  torch::Tensor forward_aggregated(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_dst,
+                                   const torch::Tensor& aggregated);
+
+  // The aggregation of the model's layers.
+  CsrReduce reduce() const { return layers_.front()->reduce(); }
 
   // Layer i alone (with ReLU and dropout unless it is the last), for
   // layer-wise inference over the whole graph.

@@ -227,5 +227,9 @@ torch::Tensor features_of(const sampling::MiniBatch& batch);
 torch::Tensor labels_of(const sampling::MiniBatch& batch);
 torch::Tensor rows_of(const Array& rows);  // float32 [n, width]
 std::vector<nn::BlockTensors> blocks_of(const sampling::MiniBatch& batch);  // input layer first
+// A GraphSAGE model's logits for the batch (`blocks` its blocks_of), through
+// forward_aggregated when its loader aggregated the inputs
+// (LoaderOptions::aggregate_inputs).
+torch::Tensor sage_logits(nn::Sage& model, const sampling::MiniBatch& batch, const std::vector<nn::BlockTensors>& blocks);
 
 }  // namespace tessera::train
