@@ -203,6 +203,43 @@ void pull_rows_into(Context& ctx, net::Client* client, int rotation, const store
   }
 }
 
+void locate_rows(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec, const int64_t* ids,
+                 int64_t count, const char** rows, Array* pulled) {
+  const IdSpace& space = ctx.book().space(spec.policy);
+  const int local = ctx.local_part();
+  const int64_t local_first = local >= 0 ? space.starts[local] : 0;
+  const uint64_t local_size = local >= 0 ? static_cast<uint64_t>(space.starts[local + 1] - local_first) : 0;
+  const size_t rb = spec.row_bytes();
+  const char* local_rows = nullptr;
+  int64_t limit = 0;
+  if (local_size > 0) {
+    const store::LocalTensor& t = local_or_fail(ctx, spec.name);
+    if (t.rows.row_bytes() != rb)
+      fail("tensor {}: local rows have {} bytes, expected {}", spec.name, t.rows.row_bytes(), rb);
+    local_rows = static_cast<const char*>(t.rows.raw());
+    limit = t.num_rows();
+  }
+  std::vector<int64_t> remote_ids, remote_pos;
+  for (int64_t i = 0; i < count; ++i) {
+    // Unsigned: a negative ID wraps to a huge offset and is left to the pull's checks.
+    const uint64_t offset = static_cast<uint64_t>(ids[i]) - static_cast<uint64_t>(local_first);
+    if (offset < local_size) {
+      if (static_cast<int64_t>(offset) >= limit)
+        fail("tensor {}: the local partition holds fewer rows than the partition book says", spec.name);
+      rows[i] = local_rows + offset * rb;
+    } else {
+      remote_ids.push_back(ids[i]);
+      remote_pos.push_back(i);
+    }
+  }
+  if (remote_ids.empty()) return;
+  const int64_t n = static_cast<int64_t>(remote_ids.size());
+  *pulled = Array::uninitialized(spec.dtype, spec.shape(n));
+  pull_rows_into(ctx, client, rotation, spec, remote_ids.data(), n, pulled->mutable_raw(), nullptr);
+  const char* base = static_cast<const char*>(pulled->raw());
+  for (int64_t k = 0; k < n; ++k) rows[remote_pos[k]] = base + k * rb;
+}
+
 void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
                store::PushMode mode) {
   const IdSpace& space = ctx.book().space(spec.policy);

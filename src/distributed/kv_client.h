@@ -25,6 +25,12 @@ Array pull_rows(Context& ctx, net::Client* client, int rotation, const store::Te
 // holds spec's rows (row_bytes() each) up to the largest place written.
 void pull_rows_into(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec,
                     const int64_t* ids, int64_t count, void* out, const int64_t* positions);
+// Where rows `ids` can be read in this process, without copying the local
+// ones: rows[i] points at row ids[i]. Local rows point into the partition's
+// memory; the rest are pulled (as pull_rows_into) into a new *pulled, and
+// point there. Valid while the partition is loaded and *pulled lives.
+void locate_rows(Context& ctx, net::Client* client, int rotation, const store::TensorSpec& spec, const int64_t* ids,
+                 int64_t count, const char** rows, Array* pulled);
 // Writes (or adds) `values` (count rows of spec's row shape) to rows `ids`.
 void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, int64_t count, const void* values,
                store::PushMode mode);

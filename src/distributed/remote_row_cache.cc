@@ -107,6 +107,32 @@ void RemoteRowCache::pull_into(Context& ctx, net::Client* client, int rotation, 
   // Cached rows are copied here; the rest (local rows and remote misses)
   // are pulled straight to their places.
   std::vector<int64_t> slots(static_cast<size_t>(count)), miss_pos, miss_ids;
+  find_slots(ids, count, slots.data(), &miss_pos, &miss_ids);
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kPrefetchRows < count && slots[i + kPrefetchRows] >= 0)
+      prefetch_row_kept(cached + slots[i + kPrefetchRows] * rb, rb);
+    if (slots[i] >= 0) std::memcpy(dst + i * rb, cached + slots[i] * rb, rb);
+  }
+  pull_rows_into(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()), out,
+                 miss_pos.data());
+}
+
+void RemoteRowCache::locate(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count,
+                            const char** rows, Array* pulled) const {
+  const size_t rb = spec_.row_bytes();
+  const char* cached = static_cast<const char*>(rows_.raw());
+  std::vector<int64_t> slots(static_cast<size_t>(count)), miss_pos, miss_ids;
+  find_slots(ids, count, slots.data(), &miss_pos, &miss_ids);
+  for (int64_t i = 0; i < count; ++i)
+    if (slots[i] >= 0) rows[i] = cached + slots[i] * rb;
+  std::vector<const char*> missed(miss_ids.size());
+  locate_rows(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()), missed.data(),
+              pulled);
+  for (size_t k = 0; k < missed.size(); ++k) rows[miss_pos[k]] = missed[k];
+}
+
+void RemoteRowCache::find_slots(const int64_t* ids, int64_t count, int64_t* slots, std::vector<int64_t>* miss_pos,
+                                std::vector<int64_t>* miss_ids) const {
   int64_t local = 0, hits = 0;
   for (int64_t i = 0; i < count; ++i) {
     local += ids[i] >= local_first_ && ids[i] < local_end_;
@@ -114,19 +140,12 @@ void RemoteRowCache::pull_into(Context& ctx, net::Client* client, int rotation, 
     if (slots[i] >= 0) {
       ++hits;
     } else {
-      miss_pos.push_back(i);
-      miss_ids.push_back(ids[i]);
+      miss_pos->push_back(i);
+      miss_ids->push_back(ids[i]);
     }
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    if (i + kPrefetchRows < count && slots[i + kPrefetchRows] >= 0)
-      prefetch_row_kept(cached + slots[i + kPrefetchRows] * rb, rb);
-    if (slots[i] >= 0) std::memcpy(dst + i * rb, cached + slots[i] * rb, rb);
   }
   asked_ += count - local;
   found_ += hits;
-  pull_rows_into(ctx, client, rotation, spec_, miss_ids.data(), static_cast<int64_t>(miss_ids.size()), out,
-                 miss_pos.data());
 }
 
 }  // namespace tessera::distributed

@@ -237,15 +237,20 @@ void DistDataLoader::aggregate_inputs(net::Client* client, int worker_index, con
                                       MiniBatch* batch) const {
   const Block& first = batch->blocks.front();
   const store::TensorSpec& spec = fetch.feature_spec;
-  // Every source's row, into a recycled buffer that goes back to the pool
-  // (still in cache) as soon as the aggregation has read it.
-  const Array rows = pull_inputs(client, worker_index, fetch, spec, first.src_nodes.data(), first.num_src());
+  const int64_t count = first.num_src();
+  std::vector<const char*> rows(static_cast<size_t>(count));
+  Array pulled;  // the remote rows no cache holds
+  const distributed::RemoteRowCache* cache = fetch.cache.get();
+  if (cache != nullptr && cache->spec().name == spec.name)
+    cache->locate(*ctx_, client, worker_index, first.src_nodes.data(), count, rows.data(), &pulled);
+  else
+    distributed::locate_rows(*ctx_, client, worker_index, spec, first.src_nodes.data(), count, rows.data(), &pulled);
   const nn::CsrReduce reduce = *options_.aggregate_inputs;
   batch->features = reduce == nn::CsrReduce::kGcnMean ? Array() : input_rows_->take(spec.dtype, spec.shape(first.num_dst));
   batch->aggregated = input_rows_->take(spec.dtype, spec.shape(first.num_dst));
-  aggregate_input_rows(rows.data<float>(), first, reduce, spec.row_elems(),
-                       batch->features.empty_handle() ? nullptr : static_cast<float*>(batch->features.mutable_raw()),
-                       static_cast<float*>(batch->aggregated.mutable_raw()));
+  aggregate_located_rows(rows.data(), first, reduce, spec.row_elems(),
+                         batch->features.empty_handle() ? nullptr : static_cast<float*>(batch->features.mutable_raw()),
+                         static_cast<float*>(batch->aggregated.mutable_raw()));
 }
 
 void DistDataLoader::run_worker(int worker_index) {

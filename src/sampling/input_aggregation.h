@@ -1,7 +1,9 @@
 // A loader's aggregation of the input layer (LoaderOptions::aggregate_inputs): blocks[0]'s reduction of its
-// source rows, computed on the sampler thread right after it fetched them, while they are still in cache,
-// instead of handing every source row to the trainer, whose first layer would read them all again from memory
-// a few batches later. Compiled in the host-tuned kernel library.
+// source rows, computed on the sampler thread straight from where the rows lie (the partition's memory, the
+// remote-row cache, or a buffer of the remote rows just pulled), each row read once, in source order, and added
+// into the destinations it feeds. Copying every source row into the batch first and gathering them in edge
+// order read and wrote ~3x the bytes; handing them all to the trainer, whose first layer read them again from
+// memory a few batches later, cost more still. Compiled in the host-tuned kernel library.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +13,10 @@
 
 namespace tessera::sampling {
 
-// rows: the block's num_src source rows of f floats. Writes the num_dst
-// destinations' own rows into dst_rows when it is not null, and their
-// `reduce` over in-edges into aggregated ([num_dst, f] each).
-void aggregate_input_rows(const float* rows, const Block& block, nn::CsrReduce reduce, int64_t f, float* dst_rows,
-                          float* aggregated);
+// rows[s]: where source s's f floats lie (distributed::locate_rows). Writes
+// the block's num_dst destinations' own rows into dst_rows when it is not
+// null, and their `reduce` over in-edges into aggregated ([num_dst, f] each).
+void aggregate_located_rows(const char* const* rows, const Block& block, nn::CsrReduce reduce, int64_t f,
+                            float* dst_rows, float* aggregated);
 
 }  // namespace tessera::sampling

@@ -51,6 +51,11 @@ class RemoteRowCache {
   void pull_into(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count,
                  void* out) const;
 
+  // Where rows `ids` can be read without a copy, as locate_rows
+  // (distributed/kv_client.h) finds them: cached rows point into the cache,
+  // local ones into the partition, the rest into a new *pulled.
+  void locate(Context& ctx, net::Client* client, int rotation, const int64_t* ids, int64_t count, const char** rows,
+              Array* pulled) const;
   // IDs of other machines' rows asked for since build(), and how many of
   // them were found here.
   int64_t remote_ids_asked() const { return asked_.load(); }
@@ -60,6 +65,10 @@ class RemoteRowCache {
   RemoteRowCache(store::TensorSpec spec, int64_t id_space, std::vector<int64_t> ids, int64_t local_first,
                  int64_t local_end);
   int64_t slot(int64_t id) const;  // the row's place in rows_, or -1
+  // Each ID's slot (or -1), and the misses' positions and IDs; counts the
+  // remote IDs asked and found.
+  void find_slots(const int64_t* ids, int64_t count, int64_t* slots, std::vector<int64_t>* miss_pos,
+                  std::vector<int64_t>* miss_ids) const;
 
   store::TensorSpec spec_;
   std::vector<uint64_t> bits_;   // bit i: ID i is cached

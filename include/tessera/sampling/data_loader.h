@@ -91,12 +91,12 @@ struct LoaderOptions {
   std::shared_ptr<const distributed::RemoteRowCache> feature_cache;
   // Reduce the input rows on the sampler thread: each batch carries
   // blocks[0]'s mean (kMean) or gcn mean (kGcnMean) of its sources' `feature`
-  // rows (MiniBatch::aggregated), computed right after the fetch while the
-  // rows are in cache, and the destinations' own rows (not for kGcnMean)
-  // instead of every source's. For a first layer that aggregates fixed
-  // features, as GraphSAGE's does: the trainer then does not read ~6x as
-  // many rows again, from memory, batches later. Needs a float32 vector
-  // feature; not with typed inputs or pyg_layout.
+  // rows (MiniBatch::aggregated), each row read once where it lies (no
+  // copy of the local and cached ones), and the destinations' own rows (not
+  // for kGcnMean) instead of every source's. For a first layer that
+  // aggregates fixed features, as GraphSAGE's does: the trainer then does not
+  // read ~6x as many rows again, from memory, batches later. Needs a float32
+  // vector feature; not with typed inputs or pyg_layout.
   std::optional<nn::CsrReduce> aggregate_inputs;
   // Edge batches: the loader's items are edge IDs, and each batch's seeds are
   // the nodes of its positive and negative pairs (plan_edge_batch). Null:
