@@ -9,9 +9,10 @@
 #       their shapes plus its aggregation's memory traffic at the gather
 #       bandwidth measured on the same blocks (bench_sage_step);
 #   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
-#       partition, both "machines" on this host: epoch time, mini-batches/s
-#       summed over trainers, the time split, the step against the bound of
-#       (b0) (wall and CPU time), peak RSS per process;
+#       partition (2 sampler threads each), both "machines" on this host:
+#       epoch time, mini-batches/s summed over trainers, the time split, the
+#       step against the bound of (b0) (wall and CPU time), peak RSS per
+#       process;
 #   (b') the same with --insecure: the cost of CURVE encryption, beside it
 #       (sockets in PLAIN, the gradient all-reduce on Gloo in the clear);
 #   (b'') the same, encrypted, with --cache-remote-features 0: every remote
@@ -51,9 +52,12 @@ run_job() {
   echo
   echo "## $1"
   # Intra-op threads: the trainers' default (half the host's cores over its
-  # trainers: 1 here) unless THREADS says.
+  # trainers: 1 here) unless THREADS says. Two sampler threads per trainer
+  # unless SAMPLERS says: with the input layer aggregated on the sampler
+  # threads, one of them was the job's bottleneck (docs/benchmarks.md,
+  # "One node per layer, and the input layer's aggregation on the sampler").
   $bin launch --ip-config "$2" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers "$3" \
-    --num-samplers "${SAMPLERS:-1}" ${THREADS:+--extra-envs TESSERA_NUM_THREADS=$THREADS} ${5:-} \
+    --num-samplers "${SAMPLERS:-2}" ${THREADS:+--extra-envs TESSERA_NUM_THREADS=$THREADS} ${5:-} \
     "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
      --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 ${6:-} --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }
