@@ -6,10 +6,15 @@
 #include <cstring>
 
 #include "tessera/base/error.h"
-#include "nn/gather_kernel.h"
+#include "base/prefetch.h"
+#include "nn/row_scale.h"
 
 namespace tessera::nn::detail {
 namespace {
+
+// Below this many float adds a kernel runs on one thread: starting the team
+// costs more than the work.
+constexpr int64_t kParallelWork = 1 << 15;
 
 inline void add_scaled_row(float* __restrict out, const float* __restrict in, float scale, int64_t f) {
 #pragma omp simd
@@ -59,9 +64,42 @@ void check_block(const char* op, int64_t num_src, const torch::Tensor& indptr, c
   }
 }
 
+// Each output row is written by one thread, so destinations are simply
+// split among threads; dynamic chunks because sampled blocks have very
+// uneven degrees.
 void gather_rows(const float* x, const int64_t* ptr, const int64_t* idx, int64_t num_dst, int64_t f,
                  CsrReduce reduce, float* out) {
-  gather_rows_at([x, f](int64_t s) { return x + s * f; }, ptr, idx, num_dst, f, reduce, out);
+  auto row_at = [x, f](int64_t s) { return x + s * f; };
+  const int64_t nnz = ptr[num_dst];
+  const int64_t work = (nnz + num_dst) * f;
+#pragma omp parallel for schedule(dynamic, 256) if (work >= kParallelWork)
+  for (int64_t d = 0; d < num_dst; ++d) {
+    float* __restrict o = out + d * f;
+    int64_t e = ptr[d];
+    const int64_t end = ptr[d + 1];
+    // Start from the first term rather than from zeros: one pass less.
+    const float* first = reduce == CsrReduce::kGcnMean ? row_at(d) : e < end ? row_at(idx[e++]) : nullptr;
+    if (first == nullptr) {
+      std::fill(o, o + f, 0.0f);
+      continue;
+    }
+#pragma omp simd
+    for (int64_t j = 0; j < f; ++j) o[j] = first[j];
+    // Source rows are random rows: ask for the cache lines of the rows a few
+    // edges ahead (into the next destinations too) while adding this one,
+    // so their misses overlap.
+    for (; e < end; ++e) {
+      if (e + kPrefetchRows < nnz) prefetch_row_kept(row_at(idx[e + kPrefetchRows]), f * sizeof(float));
+      const float* __restrict in = row_at(idx[e]);
+#pragma omp simd
+      for (int64_t j = 0; j < f; ++j) o[j] += in[j];
+    }
+    const float scale = row_scale(reduce, end - ptr[d]);
+    if (scale != 1.0f) {
+#pragma omp simd
+      for (int64_t j = 0; j < f; ++j) o[j] *= scale;
+    }
+  }
 }
 
 // A scatter: grad_x[indices[e]] += grad_out[d] * scale(d), and many edges

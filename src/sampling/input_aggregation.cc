@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/prefetch.h"
-#include "nn/gather_kernel.h"
+#include "nn/row_scale.h"
 
 namespace tessera::sampling {
 namespace {
