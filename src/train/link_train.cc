@@ -16,6 +16,7 @@
 #include "tessera/run/run_log.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "tessera/train/fused_adam.h"
 #include "train/embedding_probe.h"
 #include "train/link_task.h"
 
@@ -154,7 +155,7 @@ int run_link_training(const LinkTrainOptions& o) {
   torch::manual_seed(o.seed);
   LinkModel model(mo, o.decoder);
   broadcast_parameters(*model, ctx->collectives());
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
   log.line(fmt::format("{}: {} trainers, {} training edges ({} here), {} steps per epoch of {} edges x (1 + {} "
                        "negatives), fanout {}, {} sampler threads, {} {} held-out edges, model {} -> {} x{} -> {} "
                        "decoder",

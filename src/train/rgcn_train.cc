@@ -19,6 +19,7 @@
 #include "tessera/run/run_log.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
+#include "tessera/train/fused_adam.h"
 #include "tessera/train/trainer.h"
 
 namespace tessera::train {
@@ -169,7 +170,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   torch::manual_seed(o.seed);
   nn::Rgcn model(mo);
   broadcast_parameters(*model, ctx->collectives());
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers;
   // -1 when the split is empty everywhere.

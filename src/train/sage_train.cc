@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tessera/nn/sage.h"
+#include "tessera/train/fused_adam.h"
 #include "tessera/train/trainer.h"
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_graph.h"
@@ -75,7 +76,7 @@ int run_sage_training(const SageTrainOptions& o) {
   torch::manual_seed(o.seed);
   nn::Sage model(mo);
   broadcast_parameters(*model, ctx->collectives());
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 
   log.line(fmt::format("{}: {} trainers, {} training nodes ({} here), {} steps per epoch of {} seeds, fanout {}, "
                        "{} sampler threads, model {} -> {} x{} -> {} classes",
