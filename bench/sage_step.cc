@@ -9,10 +9,11 @@
 //    does (LoaderOptions::aggregate_inputs: layer 0's aggregation runs on the
 //    sampler thread);
 //  - its bound: per layer, the cheaper order (fc_neigh before or after the
-//    aggregation) of the layer's GEMMs at their shapes, forward and backward
-//    (torch::mm, best of 15), plus the aggregation's random-row reads (and
-//    the backward's scatter where the input needs a gradient) at the random
-//    gather bandwidth measured over a buffer of the layer's input size;
+//    aggregation) of the layer's GEMMs, forward and backward, each at its
+//    own shape (torch::mm, best of 15), plus the aggregation's random-row
+//    reads (and the backward's scatter where the input needs a gradient) at
+//    the random gather bandwidth measured over a buffer of the layer's input
+//    size;
 //    layer 0's aggregation is then the loader's, so the step's bound leaves
 //    it out (the whole layers' bound, with it, is printed beside).
 //    Activations, loss and optimizer are left out: they are the bound's
@@ -35,6 +36,7 @@
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
 #include "standalone_sampling.h"
+#include "tessera/train/fused_adam.h"
 #include "tessera/train/trainer.h"
 
 namespace distributed = tessera::distributed;
@@ -63,10 +65,12 @@ double best_seconds(int reps, F&& f) {
   return best;
 }
 
-// [m x k] x [k x n] at these shapes, best of 7.
-double gemm_seconds(int64_t m, int64_t k, int64_t n) {
+// op(A)[m x k] x [k x n] at these shapes, best of 15; A stored k x m when
+// trans_a (a weight's gradient, reduced over the rows: a GEMM of its own
+// shape, which OpenBLAS runs at another speed than the forward's).
+double gemm_seconds(int64_t m, int64_t k, int64_t n, bool trans_a = false) {
   if (m == 0 || k == 0 || n == 0) return 0;
-  const torch::Tensor a = torch::randn({m, k}), b = torch::randn({k, n});
+  const torch::Tensor a = trans_a ? torch::randn({k, m}).t() : torch::randn({m, k}), b = torch::randn({k, n});
   torch::Tensor c = torch::empty({m, n});
   return best_seconds(15, [&] { torch::mm_out(c, a, b); });
 }
@@ -97,10 +101,12 @@ double gather_bandwidth(int64_t rows, int64_t f, const std::vector<int64_t>& ind
   return static_cast<double>(reads) * f * sizeof(float) / s;
 }
 
-// One linear's GEMMs on `rows` rows, forward and backward: the weight's
-// gradient always, the input's when needed.
+// One linear's GEMMs on `rows` rows at their own shapes: the forward
+// [rows x in] x [in x out], the weight's gradient [out x rows] x [rows x in]
+// always, the input's [rows x out] x [out x in] when needed.
 double linear_seconds(const LayerShape& l, int64_t rows) {
-  return gemm_seconds(rows, l.in, l.out) * (2.0 + (l.x_grad ? 1.0 : 0.0));
+  return gemm_seconds(rows, l.in, l.out) + gemm_seconds(l.out, rows, l.in, true) +
+         (l.x_grad ? gemm_seconds(rows, l.out, l.in) : 0.0);
 }
 
 // The layer's GEMMs when its aggregation came done (the loader's): fc_self
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
     mo.num_classes = 47;
     mo.num_layers = 2;
     nn::Sage model(mo);
-    torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(0.003));
+    train::FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(0.003));
     model->train();
     auto step = [&](const sampling::MiniBatch& b) {
       const std::vector<nn::BlockTensors> blocks = train::blocks_of(b);
