@@ -10,6 +10,7 @@
 
 #include "tessera/distributed/grad_sync.h"
 #include "tessera/distributed/dist_tensor.h"
+#include "tessera/nn/cross_entropy.h"
 #include "base/progress.h"
 #include "distributed/id_chunks.h"
 #include "tessera/sampling/dist_sampler.h"
@@ -55,11 +56,10 @@ StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& op
   StepResult r;
   Timer t;
   const torch::Tensor logits = forward();
-  const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
+  const torch::Tensor loss = nn::cross_entropy(logits, labels, &r.correct);
   r.compute_s = t.seconds();
   apply_gradients(model, optimizer, coll, loss, &r);
   t.reset();
-  r.correct = logits.argmax(1).eq(labels).sum().item<int64_t>();
   r.loss = loss.item<double>();
   r.compute_s += t.seconds();
   return r;
