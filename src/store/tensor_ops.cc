@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "tessera/base/error.h"
+#include "base/adam_update.h"
 #include "base/prefetch.h"
 
 namespace tessera::store {
@@ -164,17 +165,9 @@ void adam_rows(LocalTensor& weight, LocalTensor& exp_avg, LocalTensor& exp_avg_s
     const float t = step[r] += 1.0f;
     const double bias1 = 1.0 - std::pow(static_cast<double>(p.beta1), t);
     const double bias2 = 1.0 - std::pow(static_cast<double>(p.beta2), t);
-    const float step_size = static_cast<float>(p.lr / bias1);
-    const float bias2_sqrt = static_cast<float>(std::sqrt(bias2));
-    float* wr = w + r * width;
-    float* mr = m + r * width;
-    float* vr = v + r * width;
-    const float* g = grads + i * width;
-    for (int64_t k = 0; k < width; ++k) {
-      mr[k] = p.beta1 * mr[k] + (1 - p.beta1) * g[k];
-      vr[k] = p.beta2 * vr[k] + (1 - p.beta2) * g[k] * g[k];
-      wr[k] -= step_size * mr[k] / (std::sqrt(vr[k]) / bias2_sqrt + p.eps);
-    }
+    const AdamStep s{p.beta1, 1 - p.beta1, p.beta2, 1 - p.beta2, p.eps, static_cast<float>(p.lr / bias1),
+                     static_cast<float>(std::sqrt(bias2))};
+    adam_update(width, w + r * width, grads + i * width, m + r * width, v + r * width, s);
   }
 }
 
