@@ -78,19 +78,22 @@ hits = f.get("feature_cache_remote_hit_rate")
 cached = "off" if hits is None else f'{100 * hits:.0f}% ({f["feature_cache_rows"]} rows)'
 print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {cached} | {f["test_acc"]:.3f} |')
 # The step against its bound (bench_sage_step, measured before the job):
-# compute is wall time on the trainer's thread, step CPU that thread's CPU
-# time, without the time the other processes of the 2 cores held it.
+# compute is wall time on the trainer's thread; compute CPU that thread's
+# CPU time in the step less the all-reduce's (step CPU holds both): the
+# step's own work without the time the other processes of the 2 cores held it.
 steps = f["steps_per_epoch"] * f["epochs"]
-compute_ms, cpu_ms = 1e3 * f["compute_s"] / steps, 1e3 * f.get("step_cpu_s", float("nan")) / steps
+per_step = lambda key: 1e3 * f.get(key, float("nan")) / steps
+compute_ms, cpu_ms = per_step("compute_s"), per_step("step_cpu_s")
+compute_cpu_ms = cpu_ms - per_step("allreduce_cpu_s")
 bound = float(os.environ.get("BOUND_MS", "nan"))
 print()
 # The sampler thread's CPU time per batch: what sampling and the feature
 # fetch cost, less sensitive than their wall times to the host's other load.
-sample_cpu_ms, fetch_cpu_ms = (1e3 * f.get(k, float("nan")) / steps for k in ("sample_cpu_s", "fetch_cpu_s"))
-print("| compute per mini-batch (ms) | step CPU per mini-batch (ms) | step bound (ms) | share of bound (compute) | share of bound (step CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
-print("|---|---|---|---|---|---|---|")
+sample_cpu_ms, fetch_cpu_ms = per_step("sample_cpu_s"), per_step("fetch_cpu_s")
+print("| compute per mini-batch (ms) | compute CPU per mini-batch (ms) | step CPU with all-reduce (ms) | step bound (ms) | share of bound (compute) | share of bound (compute CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
+print("|---|---|---|---|---|---|---|---|")
 share = lambda ms: "—" if ms != ms or bound != bound else f"{min(1, bound / ms):.2f}"  # NaN: not measured
-print(f"| {compute_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {share(compute_ms)} | {share(cpu_ms)} | {sample_cpu_ms:.2f} | {fetch_cpu_ms:.2f} |")
+print(f"| {compute_ms:.2f} | {compute_cpu_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {share(compute_ms)} | {share(compute_cpu_ms)} | {sample_cpu_ms:.2f} | {fetch_cpu_ms:.2f} |")
 print()
 print("| process | peak RSS (MB) |")
 print("|---|---|")

@@ -10,7 +10,8 @@
 //    sampler thread);
 //  - its bound: per layer, the cheaper order (fc_neigh before or after the
 //    aggregation) of the layer's GEMMs, forward and backward, each at its
-//    own shape (torch::mm, best of 15), plus the aggregation's random-row
+//    own shape (the faster of torch::mm and the GEMM the fused layers call,
+//    best of 15 each), plus the aggregation's random-row
 //    reads (and the backward's scatter where the input needs a gradient) at
 //    the random gather bandwidth measured over a buffer of the layer's input
 //    size;
@@ -36,6 +37,7 @@
 #include "tessera/nn/sage.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "nn/gemm.h"
 #include "standalone_sampling.h"
 #include "tessera/train/fused_adam.h"
 #include "tessera/train/trainer.h"
@@ -68,12 +70,36 @@ double best_seconds(int reps, F&& f) {
 
 // op(A)[m x k] x [k x n] at these shapes, best of 15; A stored k x m when
 // trans_a (a weight's gradient, reduced over the rows: a GEMM of its own
-// shape, which OpenBLAS runs at another speed than the forward's).
-double gemm_seconds(int64_t m, int64_t k, int64_t n, bool trans_a = false) {
-  if (m == 0 || k == 0 || n == 0) return 0;
+// shape, which OpenBLAS runs at another speed than the forward's). The
+// faster of libtorch's mm (the BLAS) and the GEMM the fused layers call
+// (nn/gemm.h: its narrow kernels where they apply), so that the bound is
+// the best this build can do at the shape.
+struct GemmTimes {
+  double blas = 0, own = 0;
+};
+
+GemmTimes gemm_times(int64_t m, int64_t k, int64_t n, bool trans_a) {
+  if (m == 0 || k == 0 || n == 0) return {};
   const torch::Tensor a = trans_a ? torch::randn({k, m}).t() : torch::randn({m, k}), b = torch::randn({k, n});
   torch::Tensor c = torch::empty({m, n});
-  return best_seconds(15, [&] { torch::mm_out(c, a, b); });
+  GemmTimes t;
+  t.blas = best_seconds(15, [&] { torch::mm_out(c, a, b); });
+  // a.t() when trans_a is the k x m buffer itself; b^T as the kernels take a weight: n x k.
+  const torch::Tensor a_buf = trans_a ? a.t().contiguous() : a.contiguous(), bt = b.t().contiguous();
+  t.own = best_seconds(15, [&] {
+    if (trans_a)
+      nn::detail::gemm(true, false, m, n, k, 1.0f, a_buf.data_ptr<float>(), m, b.data_ptr<float>(), n, 0.0f,
+                       c.data_ptr<float>(), n);
+    else
+      nn::detail::gemm(false, true, m, n, k, 1.0f, a_buf.data_ptr<float>(), k, bt.data_ptr<float>(), k, 0.0f,
+                       c.data_ptr<float>(), n);
+  });
+  return t;
+}
+
+double gemm_seconds(int64_t m, int64_t k, int64_t n, bool trans_a = false) {
+  const GemmTimes t = gemm_times(m, k, n, trans_a);
+  return std::min(t.blas, t.own);
 }
 
 // Bytes per second of reading rows of f floats in the order of a real
@@ -240,6 +266,15 @@ int main(int argc, char** argv) {
       fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f}{} |\n", i, layers[i].num_src,
                  layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg,
                  i == 0 ? " (the loader's, on the sampler thread)" : "");
+    }
+    // Layer 0's two GEMM shapes (each runs twice, fc_self and fc_neigh), both ways.
+    fmt::print("\n| layer 0 GEMM | shape | BLAS (ms) | Tessera's (ms) |\n|---|---|---|---|\n");
+    {
+      const int64_t rows = std::llround(layers[0].num_dst), in = layers[0].in, out = layers[0].out;
+      const GemmTimes fw = gemm_times(rows, in, out, false), wg = gemm_times(out, rows, in, true);
+      fmt::print("| forward | [{} x {}] x [{} x {}] | {:.3f} | {:.3f} |\n", rows, in, in, out, 1e3 * fw.blas, 1e3 * fw.own);
+      fmt::print("| weight's gradient | [{} x {}] x [{} x {}] | {:.3f} | {:.3f} |\n", out, rows, rows, in, 1e3 * wg.blas,
+                 1e3 * wg.own);
     }
     fmt::print("\n| threads | batches | step (ms) | step's bound (ms) | share of bound | whole layers' bound (ms) | peak RSS (MB) |\n");
     fmt::print("|---|---|---|---|---|---|---|\n");

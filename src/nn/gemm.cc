@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/base/error.h"
+#include "nn/narrow_gemm.h"
 
 // The reference BLAS interface; every libblas.so.3 (OpenBLAS's included) has it.
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
@@ -27,6 +28,15 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
+  }
+  // A narrow side (a GNN layer's 16 hidden units or 47 classes against
+  // thousands of rows): kernels that skip the BLAS's packing of the long operand.
+  if (narrow_gemm_available()) {
+    if (!trans_a && n <= kNarrowMax) {
+      auto narrow = trans_b ? narrow_gemm_nt : narrow_gemm_nn;
+      return narrow(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+    if (trans_a && !trans_b && m <= kNarrowMax) return narrow_gemm_tn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
   // same call with the operands swapped.

@@ -35,6 +35,7 @@ void PhaseTimes::add_step(const sampling::MiniBatch& b, double wait_s, const Ste
   wait += wait_s;
   compute += step.compute_s;
   allreduce += step.allreduce_s;
+  allreduce_cpu += step.allreduce_cpu_s;
   sparse += step.sparse_s;
   loss += step.loss;
   correct += step.correct;
@@ -46,6 +47,7 @@ nlohmann::json PhaseTimes::times() const {
                       {"allreduce_s", allreduce}};
   if (sparse > 0) j["sparse_update_s"] = sparse;
   if (step_cpu > 0) j["step_cpu_s"] = step_cpu;
+  if (allreduce_cpu > 0) j["allreduce_cpu_s"] = allreduce_cpu;
   if (sample_cpu > 0) j["sample_cpu_s"] = sample_cpu;
   if (fetch_cpu > 0) j["fetch_cpu_s"] = fetch_cpu;
   return j;
@@ -72,8 +74,10 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
   loss.backward();
   r->compute_s += t.seconds();
   t.reset();
+  const ThreadCpuTimer cpu;
   distributed::allreduce_gradients(model, coll);
   r->allreduce_s += t.seconds();
+  r->allreduce_cpu_s += cpu.seconds();
   t.reset();
   optimizer.step();
   r->compute_s += t.seconds();
@@ -81,7 +85,7 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
 
 void PhaseTimes::add(const PhaseTimes& o) {
   sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
-  sparse += o.sparse, step_cpu += o.step_cpu, sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
+  sparse += o.sparse, step_cpu += o.step_cpu, allreduce_cpu += o.allreduce_cpu, sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
 }
 

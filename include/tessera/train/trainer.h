@@ -41,6 +41,7 @@ struct StepResult {
   double loss = 0;
   int64_t correct = 0;                  // seeds whose prediction is right
   double compute_s = 0, allreduce_s = 0;
+  double allreduce_cpu_s = 0;           // the calling thread's CPU time in the all-reduce
   double sparse_s = 0;                  // the push of embedding gradients, if the step has one
 };
 
@@ -61,9 +62,10 @@ StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& op
 struct PhaseTimes {
   double sample = 0, fetch = 0, wait = 0, compute = 0, allreduce = 0, sparse = 0;
   // CPU time of the trainer's thread over its steps: compute without the
-  // time other processes held the core (plus the all-reduce's own small
-  // share: ZeroMQ's I/O threads do its encryption).
-  double step_cpu = 0;
+  // time other processes held the core, plus the all-reduce's own share
+  // (allreduce_cpu; ZeroMQ's I/O threads do the sockets' encryption), so
+  // that step_cpu - allreduce_cpu is compute's CPU time.
+  double step_cpu = 0, allreduce_cpu = 0;
   // The same for the sampler threads' sampling and fetch: what a batch
   // cost them, without the time the host's other work held their core.
   double sample_cpu = 0, fetch_cpu = 0;
