@@ -17,6 +17,12 @@ namespace {
 
 constexpr int kLanes = 16;
 
+// How far ahead the kernels prefetch the long operand, in row blocks (a
+// cache line of the block that far ahead per iteration): with inputs cold,
+// 4 blocks (13-19 KB at 100 features) ran layer 0's GEMMs 8-15% faster than
+// 1 block here.
+constexpr int64_t kPrefetchBlocks = 4;
+
 // Below this many multiply-adds a call runs on the calling thread alone.
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
 
@@ -46,10 +52,10 @@ inline void rows_times_packed(const float* a, int64_t lda, int64_t k, const floa
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) acc[r][b] = _mm512_setzero_ps();
-  // The next block's rows, a cache line an iteration: mini-batch inputs
-  // arrive from memory, and a dozen interleaved row streams are more than
-  // the hardware prefetcher follows far enough ahead.
-  const char* next = reinterpret_cast<const char*>(a + R * lda);
+  // The rows kPrefetchBlocks blocks ahead, a cache line an iteration:
+  // mini-batch inputs arrive from memory, and a dozen interleaved row
+  // streams are more than the hardware prefetcher follows far enough ahead.
+  const char* next = reinterpret_cast<const char*>(a + kPrefetchBlocks * R * lda);
   const int64_t next_lines = R * lda * static_cast<int64_t>(sizeof(float)) / 64;
   for (int64_t kk = 0; kk < k; ++kk) {
     if (kk < next_lines) _mm_prefetch(next + kk * 64, _MM_HINT_T0);
@@ -118,7 +124,7 @@ inline void add_outer_products(const float* g, int64_t ldg, const float* x, int6
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) gr[r][b] = _mm512_maskz_loadu_ps(masks[b], g + r * ldg + b * kLanes);
-  const char* next = reinterpret_cast<const char*>(x + R * ldx);  // as rows_times_packed
+  const char* next = reinterpret_cast<const char*>(x + kPrefetchBlocks * R * ldx);  // as rows_times_packed
   const int64_t next_lines = R * ldx * static_cast<int64_t>(sizeof(float)) / 64;
   for (int64_t j = 0; j < n; ++j) {
     if (j < next_lines) _mm_prefetch(next + j * 64, _MM_HINT_T0);
