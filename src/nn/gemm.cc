@@ -31,13 +31,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   }
   // A narrow side (a GNN layer's 16 hidden units or 47 classes against
   // thousands of rows): kernels that skip the BLAS's packing of the long operand.
-  if (narrow_gemm_available()) {
-    if (!trans_a && n <= kNarrowMax) {
-      auto narrow = trans_b ? narrow_gemm_nt : narrow_gemm_nn;
-      return narrow(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-    if (trans_a && !trans_b && m <= kNarrowMax) return narrow_gemm_tn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
+  if (narrow_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
   // same call with the operands swapped.
   const int M = blas_int(n, "n"), N = blas_int(m, "m"), K = blas_int(k, "k");

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "tessera/base/error.h"
-
 namespace tessera::nn::detail {
 
 #if defined(__AVX512F__)
@@ -185,42 +183,26 @@ void narrow_m(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int6
 
 bool narrow_gemm_available() { return true; }
 
-void narrow_gemm_nt(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                    int64_t ldb, float beta, float* c, int64_t ldc) {
-  narrow_n_dispatch(m, n, k, alpha, a, lda, b, ldb, true, beta, c, ldc);
+bool narrow_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (!trans_a && n <= kNarrowMax) {  // x W^T (trans_b) or g W
+    narrow_n_dispatch(m, n, k, alpha, a, lda, b, ldb, trans_b, beta, c, ldc);
+    return true;
+  }
+  if (!trans_a || trans_b || m > kNarrowMax) return false;
+  if (m <= kLanes) narrow_m<1>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // g^T x
+  else if (m <= 2 * kLanes) narrow_m<2>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else narrow_m<3>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return true;
 }
 
-void narrow_gemm_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                    int64_t ldb, float beta, float* c, int64_t ldc) {
-  narrow_n_dispatch(m, n, k, alpha, a, lda, b, ldb, false, beta, c, ldc);
-}
-
-void narrow_gemm_tn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                    int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m <= kLanes) return narrow_m<1>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (m <= 2 * kLanes) return narrow_m<2>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  narrow_m<3>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-#else  // no AVX-512 in this build: gemm() keeps to the BLAS
+#else  // no AVX-512 in this build: every shape stays with the BLAS
 
 bool narrow_gemm_available() { return false; }
 
-namespace {
-[[noreturn]] void unavailable() { fail("narrow_gemm: this build has no AVX-512 kernels (see narrow_gemm_available)"); }
-}  // namespace
-
-void narrow_gemm_nt(int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
-                    int64_t) {
-  unavailable();
-}
-void narrow_gemm_nn(int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
-                    int64_t) {
-  unavailable();
-}
-void narrow_gemm_tn(int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
-                    int64_t) {
-  unavailable();
+bool narrow_gemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+                 float*, int64_t) {
+  return false;
 }
 
 #endif

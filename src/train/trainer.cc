@@ -85,7 +85,8 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
 
 void PhaseTimes::add(const PhaseTimes& o) {
   sample += o.sample, fetch += o.fetch, wait += o.wait, compute += o.compute, allreduce += o.allreduce;
-  sparse += o.sparse, step_cpu += o.step_cpu, allreduce_cpu += o.allreduce_cpu, sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
+  sparse += o.sparse, step_cpu += o.step_cpu, allreduce_cpu += o.allreduce_cpu;
+  sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
 }
 
