@@ -10,9 +10,10 @@
 #       bandwidth measured on the same blocks (bench_sage_step);
 #   (b) the distributed job: 2 METIS partitions, 1 server + 1 trainer per
 #       partition (2 sampler threads each), both "machines" on this host:
-#       epoch time, mini-batches/s summed over trainers, the time split, the
-#       step against the bound of (b0) (wall and CPU time), peak RSS per
-#       process;
+#       epoch time, mini-batches/s summed over trainers, the time split,
+#       each trainer's step against its bound at that trainer's own batch
+#       shapes (bench_sage_step --bound-at; wall and CPU time) and the job's,
+#       peak RSS per process;
 #   (b') the same with --insecure: the cost of CURVE encryption, beside it
 #       (sockets in PLAIN, the gradient all-reduce on Gloo in the clear);
 #   (b'') the same, encrypted, with --cache-remote-features 0: every remote
@@ -77,23 +78,54 @@ summed = f["trainers"] * f["mini_batches_per_s"]
 hits = f.get("feature_cache_remote_hit_rate")
 cached = "off" if hits is None else f'{100 * hits:.0f}% ({f["feature_cache_rows"]} rows)'
 print(f'| {f["epoch_time_s"]:.2f} | {f["steps_per_epoch"]} | {summed:.1f} | {f["sample_s"]:.2f} | {f["fetch_s"]:.2f} | {f["wait_s"]:.2f} | {f["compute_s"]:.2f} | {f["allreduce_s"]:.2f} | {cached} | {f["test_acc"]:.3f} |')
-# The step against its bound (bench_sage_step, measured before the job):
-# compute is wall time on the trainer's thread; compute CPU that thread's
-# CPU time in the step less the all-reduce's (step CPU holds both): the
-# step's own work without the time the other processes of the 2 cores held it.
-steps = f["steps_per_epoch"] * f["epochs"]
-per_step = lambda key: 1e3 * f.get(key, float("nan")) / steps
-compute_ms, cpu_ms = per_step("compute_s"), per_step("step_cpu_s")
-compute_cpu_ms = cpu_ms - per_step("allreduce_cpu_s")
-bound = float(os.environ.get("BOUND_MS", "nan"))
+# Each trainer's step against its bound at that trainer's own batch shapes
+# (its mean_blocks: a partition's batches differ from the whole graph's of
+# (b0); here the heavier partition's layer 0 had ~2x the other's rows),
+# taken by bench_sage_step --bound-at after the job, on the idle host, as
+# (b0)'s. Compute is wall time on the trainer's thread; compute CPU that
+# thread's CPU time in the step less the all-reduce's (step CPU holds both):
+# the step's own work without the time the other processes of the 2 cores
+# held it. The job's share is the trainers' bounds summed over their
+# compute summed (each ran as many steps). The sampler threads' CPU time per
+# batch: what sampling and the feature fetch cost, less sensitive than their
+# wall times to the host's other load.
+import subprocess
+def bound_at(blocks):
+    if not os.path.exists("build/bench_sage_step") or not blocks: return float("nan")
+    shapes = "/".join(f'{l["src"]:.0f},{l["dst"]:.0f},{l["edges"]:.0f}' for l in blocks)
+    out = subprocess.run(["build/bench_sage_step", os.environ["BOUND_GRAPH"], "--threads", os.environ["BOUND_THREADS"],
+                          "--bound-at", shapes], capture_output=True, text=True, check=True).stdout
+    return float(out.split("bound_ms")[1])
 print()
-# The sampler thread's CPU time per batch: what sampling and the feature
-# fetch cost, less sensitive than their wall times to the host's other load.
-sample_cpu_ms, fetch_cpu_ms = per_step("sample_cpu_s"), per_step("fetch_cpu_s")
-print("| compute per mini-batch (ms) | compute CPU per mini-batch (ms) | step CPU with all-reduce (ms) | step bound (ms) | share of bound (compute) | share of bound (compute CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
-print("|---|---|---|---|---|---|---|---|")
-share = lambda ms: "—" if ms != ms or bound != bound else f"{min(1, bound / ms):.2f}"  # NaN: not measured
-print(f"| {compute_ms:.2f} | {compute_cpu_ms:.2f} | {cpu_ms:.2f} | {bound:.2f} | {share(compute_ms)} | {share(compute_cpu_ms)} | {sample_cpu_ms:.2f} | {fetch_cpu_ms:.2f} |")
+print("| trainer | layer 0 rows | layer 1 edges | compute per mini-batch (ms) | compute CPU per mini-batch (ms) | step CPU with all-reduce (ms) | bound at its shapes (ms) | share of bound (compute) | share of bound (compute CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+share = lambda b, ms: "—" if ms != ms or b != b else f"{min(1, b / ms):.2f}"  # NaN: not measured
+# Rank 0 logs every trainer's epoch times (per_trainer) in its metrics.jsonl.
+trainers = {}
+machine = re.match(r"m(\d+)/", name).group(1)
+for line in open(os.path.join(os.environ["BENCH_DIR_OF_RUN"], f"out-{machine}", "metrics.jsonl")):
+    for e in json.loads(line).get("per_trainer", []):
+        t = trainers.setdefault(e["process"], {"steps": 0, "blocks": []})
+        t["steps"] += e["steps"]
+        for key in ("compute_s", "step_cpu_s", "allreduce_cpu_s", "sample_cpu_s", "fetch_cpu_s"):
+            t[key] = t.get(key, 0) + e.get(key, float("nan"))
+        for i, l in enumerate(e.get("mean_blocks", [])):  # weighted by the epoch's steps
+            if len(t["blocks"]) <= i: t["blocks"].append({"src": 0, "dst": 0, "edges": 0})
+            for k in l: t["blocks"][i][k] += l[k] * e["steps"]
+sums = [0.0, 0.0, 0.0]
+for name, t in sorted(trainers.items()):
+    steps = t["steps"]
+    blocks = [{k: v / steps for k, v in l.items()} for l in t["blocks"]]
+    per_step = lambda key: 1e3 * t.get(key, float("nan")) / steps
+    compute_ms, cpu_ms = per_step("compute_s"), per_step("step_cpu_s")
+    compute_cpu_ms = cpu_ms - per_step("allreduce_cpu_s")
+    bound = bound_at(blocks)
+    sums = [sums[0] + bound, sums[1] + compute_ms, sums[2] + compute_cpu_ms]
+    rows = f'{blocks[0]["dst"]:.0f}' if blocks else "—"
+    edges = f'{blocks[-1]["edges"]:.0f}' if blocks else "—"
+    print(f"| {name} | {rows} | {edges} | {compute_ms:.2f} | {compute_cpu_ms:.2f} | {cpu_ms:.2f} | {bound:.3f} | {share(bound, compute_ms)} | {share(bound, compute_cpu_ms)} | {per_step('sample_cpu_s'):.2f} | {per_step('fetch_cpu_s'):.2f} |")
+n = len(trainers)
+print(f"| job (mean) | | | {sums[1] / n:.2f} | {sums[2] / n:.2f} | | {sums[0] / n:.3f} | {share(sums[0], sums[1])} | {share(sums[0], sums[2])} | | |")
 print()
 print("| process | peak RSS (MB) |")
 print("|---|---|")
@@ -110,8 +142,9 @@ if want b; then
   echo "## (b0) one GraphSAGE step alone against its bound (bench_sage_step, ${THREADS:-1} thread)"
   build/bench_sage_step "$dir/p1/rmat.json" --threads "${THREADS:-1}" > "$dir/step.txt"
   grep -v '_ms ' "$dir/step.txt"
-  export BOUND_MS=$(awk '/^bound_ms/ {print $2}' "$dir/step.txt")
 fi
+# The trainers' bounds at their own shapes (run_job): the same graph and threads.
+export BOUND_GRAPH="$dir/p1/rmat.json" BOUND_THREADS="${THREADS:-1}" BENCH_DIR_OF_RUN="$dir"
 
 port=${BENCH_PORT:-34250}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"

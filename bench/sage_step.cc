@@ -22,11 +22,18 @@
 //  - the same step on fresh batches as the loader delivers them, its sampler
 //    thread working beside it, as in the job: wall and the thread's CPU.
 // Prints a table and `share` = bound / step time (at most 1).
-// Usage: bench_sage_step PART_CONFIG [--batches B] [--threads T] [--hidden H] [--rounds R]
+// With --bound-at, only the bound, at shapes given per layer as
+// "src,dst,edges/src,dst,edges" (a trainer's mean_blocks in a job, whose
+// partition's batches differ from the whole graph's): GEMMs at those row
+// counts, the aggregation's traffic over that many edges at the bandwidth
+// measured on a sampled block. Prints bound_ms.
+// Usage: bench_sage_step PART_CONFIG [--batches B] [--threads T] [--hidden H] [--rounds R] [--bound-at SHAPES]
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -161,6 +168,42 @@ double layer_bound(const LayerShape& l, double* gemm_s, double* agg_s) {
   return *gemm_s + *agg_s;
 }
 
+// "src,dst,edges/src,dst,edges": one triple per layer.
+std::vector<LayerShape> parse_shapes(const std::string& text) {
+  std::vector<LayerShape> layers;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t end = std::min(text.find('/', at), text.size());
+    LayerShape l;
+    if (std::sscanf(text.substr(at, end - at).c_str(), "%lf,%lf,%lf", &l.num_src, &l.num_dst, &l.nnz) != 3 ||
+        l.num_src < l.num_dst || l.num_dst < 0 || l.nnz < 0)
+      throw std::runtime_error("--bound-at: expected src,dst,edges per layer (src >= dst >= 0), separated by '/', got '" +
+                               text + "'");
+    layers.push_back(l);
+    at = end + 1;
+  }
+  return layers;
+}
+
+// The step's bound at `layers` (shapes, widths and a real block's indices
+// set), printing a row per layer; `whole` gets the bound with layer 0's
+// aggregation (the loader's) counted in.
+double step_bound(const std::vector<LayerShape>& layers, double* whole) {
+  fmt::print("| layer | sources | destinations | edges | in -> out | GEMMs (ms) | aggregation traffic (ms) |\n");
+  fmt::print("|---|---|---|---|---|---|---|\n");
+  double bound = 0;
+  *whole = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    double gemm = 0, agg = 0;
+    *whole += layer_bound(layers[i], &gemm, &agg);
+    bound += i == 0 ? aggregated_layer_bound(layers[i]) : gemm + agg;
+    fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f}{} |\n", i, layers[i].num_src,
+               layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg,
+               i == 0 ? " (the loader's, on the sampler thread)" : "");
+  }
+  return bound;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,18 +213,22 @@ int main(int argc, char** argv) {
   }
   int64_t batches = 60, hidden = 16, rounds = 3;
   int threads = 1;
+  std::string bound_at;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--batches") batches = std::atoll(argv[i + 1]);
     else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
     else if (flag == "--hidden") hidden = std::atoll(argv[i + 1]);
     else if (flag == "--rounds") rounds = std::atoll(argv[i + 1]);
+    else if (flag == "--bound-at") bound_at = argv[i + 1];
     else {
       fmt::print(stderr, "bench_sage_step: unknown flag {}\n", flag);
       return 2;
     }
   }
   try {
+    const std::vector<LayerShape> asked = bound_at.empty() ? std::vector<LayerShape>{} : parse_shapes(bound_at);
+    if (!bound_at.empty()) batches = 1;  // one block's edges for the gather's bandwidth
     tessera::bench::StandaloneSampling data(argv[1], threads);
     distributed::Context* ctx = data.ctx.get();
     sampling::LoaderOptions lo;
@@ -203,6 +250,23 @@ int main(int argc, char** argv) {
     mo.hidden = hidden;
     mo.num_classes = 47;
     mo.num_layers = 2;
+    if (!asked.empty()) {
+      if (asked.size() != kept[0].blocks.size())
+        throw std::runtime_error(fmt::format("--bound-at gives {} layers, the bench's model has {}", asked.size(),
+                                             kept[0].blocks.size()));
+      std::vector<LayerShape> layers = asked;
+      for (size_t i = 0; i < layers.size(); ++i) {
+        layers[i].indices = kept[0].blocks[i].indices;
+        layers[i].indices_rows = kept[0].blocks[i].num_src();
+        layers[i].in = i == 0 ? mo.in_feats : hidden;
+        layers[i].out = i + 1 == layers.size() ? mo.num_classes : hidden;
+        layers[i].x_grad = i > 0;
+      }
+      double whole = 0;
+      const double bound = step_bound(layers, &whole);
+      fmt::print("bound_ms {:.4f}\n", 1e3 * bound);
+      return 0;
+    }
     nn::Sage model(mo);
     train::FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(0.003));
     model->train();
@@ -274,17 +338,8 @@ int main(int argc, char** argv) {
     layers[0].in = mo.in_feats, layers[0].out = hidden, layers[0].x_grad = false;
     layers[1].in = hidden, layers[1].out = mo.num_classes, layers[1].x_grad = true;
 
-    fmt::print("| layer | sources | destinations | edges | in -> out | GEMMs (ms) | aggregation traffic (ms) |\n");
-    fmt::print("|---|---|---|---|---|---|---|\n");
-    double bound = 0, whole = 0;  // the step's; the whole layers', with layer 0's aggregation
-    for (size_t i = 0; i < layers.size(); ++i) {
-      double gemm = 0, agg = 0;
-      whole += layer_bound(layers[i], &gemm, &agg);
-      bound += i == 0 ? aggregated_layer_bound(layers[i]) : gemm + agg;
-      fmt::print("| {} | {:.0f} | {:.0f} | {:.0f} | {} -> {} | {:.3f} | {:.3f}{} |\n", i, layers[i].num_src,
-                 layers[i].num_dst, layers[i].nnz, layers[i].in, layers[i].out, 1e3 * gemm, 1e3 * agg,
-                 i == 0 ? " (the loader's, on the sampler thread)" : "");
-    }
+    double whole = 0;  // the whole layers' bound, with layer 0's aggregation
+    const double bound = step_bound(layers, &whole);
     // Layer 0's two GEMM shapes (each runs twice, fc_self and fc_neigh), both ways.
     fmt::print("\n| layer 0 GEMM | shape | BLAS (ms) | Tessera's (ms) |\n|---|---|---|---|\n");
     {

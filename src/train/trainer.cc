@@ -27,6 +27,14 @@ void PhaseTimes::add_batch(const sampling::MiniBatch& b) {
   fetch_cpu += b.fetch_cpu_s;
   seeds += static_cast<int64_t>(b.seeds.size());
   for (const auto& block : b.blocks) edges += block.num_edges();
+  if (block_src.size() < b.blocks.size()) {
+    block_src.resize(b.blocks.size()), block_dst.resize(b.blocks.size()), block_edges.resize(b.blocks.size());
+  }
+  for (size_t i = 0; i < b.blocks.size(); ++i) {
+    block_src[i] += static_cast<double>(b.blocks[i].num_src());
+    block_dst[i] += static_cast<double>(b.blocks[i].num_dst);
+    block_edges[i] += static_cast<double>(b.blocks[i].num_edges());
+  }
 }
 
 void PhaseTimes::add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double step_cpu_s) {
@@ -50,6 +58,13 @@ nlohmann::json PhaseTimes::times() const {
   if (allreduce_cpu > 0) j["allreduce_cpu_s"] = allreduce_cpu;
   if (sample_cpu > 0) j["sample_cpu_s"] = sample_cpu;
   if (fetch_cpu > 0) j["fetch_cpu_s"] = fetch_cpu;
+  if (steps > 0 && !block_src.empty()) {
+    nlohmann::json layers = nlohmann::json::array();
+    const auto mean = [&](const std::vector<double>& sums, size_t i) { return sums[i] / static_cast<double>(steps); };
+    for (size_t i = 0; i < block_src.size(); ++i)
+      layers.push_back({{"src", mean(block_src, i)}, {"dst", mean(block_dst, i)}, {"edges", mean(block_edges, i)}});
+    j["mean_blocks"] = layers;
+  }
   return j;
 }
 
@@ -88,6 +103,11 @@ void PhaseTimes::add(const PhaseTimes& o) {
   sparse += o.sparse, step_cpu += o.step_cpu, allreduce_cpu += o.allreduce_cpu;
   sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
+  const auto merge = [](std::vector<double>* into, const std::vector<double>& from) {
+    if (into->size() < from.size()) into->resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) (*into)[i] += from[i];
+  };
+  merge(&block_src, o.block_src), merge(&block_dst, o.block_dst), merge(&block_edges, o.block_edges);
 }
 
 std::string PhaseTimes::split() const {

@@ -71,6 +71,11 @@ struct PhaseTimes {
   double sample_cpu = 0, fetch_cpu = 0;
   int64_t steps = 0, seeds = 0, edges = 0, correct = 0;
   double loss = 0;
+  // Per layer, the blocks' sources, destinations and edges summed over the
+  // steps: the shapes the step ran at, reported as means (mean_blocks) so
+  // that a step's bound can be taken at this trainer's own shapes, which
+  // differ between partitions (bench/sage.sh).
+  std::vector<double> block_src, block_dst, block_edges;
   void add_batch(const sampling::MiniBatch& b);
   // A training step: its batch, the wait for it, the step (with its sparse update).
   void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double step_cpu_s);
