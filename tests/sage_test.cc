@@ -13,6 +13,7 @@
 #include "tessera/nn/csr_aggregate.h"
 #include "tessera/distributed/grad_sync.h"
 #include "tessera/nn/sage.h"
+#include "tessera/train/trainer.h"
 #include "csr_reference.h"
 #include "test_util.h"
 #include "job/rendezvous.h"
@@ -318,6 +319,51 @@ TEST(GradSyncTest, TwoMembersAverage) {
     for (int rank = 0; rank < 2; ++rank)
       EXPECT_TRUE(torch::equal(grads[rank][i], torch::full_like(grads[rank][i], expected)));
   }
+}
+
+// apply_gradients drops the gradients before backward instead of zeroing
+// them: the parameters must move exactly as after zero_grad + backward +
+// step, including one the loss skips (its old gradient becomes zeros) and
+// one that never had a gradient (it stays without).
+TEST(GradSyncTest, ApplyGradientsStepsAsZeroGradThenBackward) {
+  struct Net : torch::nn::Module {
+    torch::nn::Linear a{nullptr}, b{nullptr}, unused{nullptr};
+    Net() {
+      a = register_module("a", torch::nn::Linear(4, 3));
+      b = register_module("b", torch::nn::Linear(4, 3));
+      unused = register_module("unused", torch::nn::Linear(4, 3));
+    }
+  };
+  torch::manual_seed(11);
+  Net tested, reference;
+  {
+    torch::NoGradGuard no_grad;
+    const auto from = tested.parameters(), to = reference.parameters();
+    for (size_t i = 0; i < from.size(); ++i) to[i].copy_(from[i]);
+  }
+  torch::optim::Adam tested_opt(tested.parameters(), torch::optim::AdamOptions(0.1));
+  torch::optim::Adam reference_opt(reference.parameters(), torch::optim::AdamOptions(0.1));
+  tessera::distributed::Collectives coll(nullptr, "", 0, 1, "", 0);
+  const torch::Tensor x = torch::randn({5, 4});
+  for (const bool both : {true, false, true, false}) {
+    auto loss_of = [&](Net& net) {
+      torch::Tensor y = net.a->forward(x).pow(2).sum();
+      return both ? y + net.b->forward(x).sum() : y;
+    };
+    tessera::train::StepResult r;
+    tessera::train::apply_gradients(tested, tested_opt, coll, loss_of(tested), &r);
+    reference_opt.zero_grad();
+    loss_of(reference).backward();
+    reference_opt.step();
+    const auto got = tested.parameters(), want = reference.parameters();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(torch::equal(got[i], want[i])) << "parameter " << i << (both ? " (both used)" : " (b skipped)");
+      ASSERT_EQ(got[i].grad().defined(), want[i].grad().defined()) << "parameter " << i;
+      if (want[i].grad().defined()) EXPECT_TRUE(torch::equal(got[i].grad(), want[i].grad())) << "parameter " << i;
+    }
+  }
+  EXPECT_FALSE(tested.unused->weight.grad().defined());
+  EXPECT_TRUE(torch::equal(tested.b->weight.grad(), torch::zeros({3, 4})));  // the last loss skipped b
 }
 
 }  // namespace

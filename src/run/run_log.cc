@@ -122,7 +122,10 @@ void RunLog::metrics(const nlohmann::json& record) {
   metrics_.flush();
 }
 
-void RunLog::progress(int epoch, int64_t done, int64_t total) { progress(fmt::format("epoch {}", epoch), done, total); }
+void RunLog::progress(int epoch, int64_t done, int64_t total) {
+  if (!bars_ || total <= 0) return;  // before formatting the label: this runs after every step
+  progress(fmt::format("epoch {}", epoch), done, total);
+}
 
 void RunLog::progress(const std::string& label, int64_t done, int64_t total) {
   if (!bars_ || total <= 0) return;

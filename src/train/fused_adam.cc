@@ -21,13 +21,19 @@ bool fusable_tensor(const torch::Tensor& t) {
 
 }  // namespace
 
-bool FusedAdam::fusable() const {
+const std::string& FusedAdam::key_of(const torch::Tensor& p) {
+  auto [it, added] = keys_.try_emplace(p.unsafeGetTensorImpl());
+  if (added) it->second = c10::guts::to_string(p.unsafeGetTensorImpl());
+  return it->second;
+}
+
+bool FusedAdam::fusable() {
   for (const auto& group : param_groups_) {
     if (static_cast<const AdamOptions&>(group.options()).amsgrad()) return false;
     for (const torch::Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
       if (!fusable_tensor(p) || !fusable_tensor(p.grad()) || p.grad().is_sparse()) return false;
-      const auto s = state_.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      const auto s = state_.find(key_of(p));
       if (s == state_.end()) continue;
       const auto& st = static_cast<const AdamParamState&>(*s->second);
       if (!fusable_tensor(st.exp_avg()) || !fusable_tensor(st.exp_avg_sq())) return false;
@@ -49,8 +55,7 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
     const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
     for (torch::Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
-      auto& slot = state_[key];
+      auto& slot = state_[key_of(p)];
       if (!slot) {  // as Adam creates it, so that either optimizer can load the other's state
         auto fresh = std::make_unique<AdamParamState>();
         fresh->step(0);

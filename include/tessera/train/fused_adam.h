@@ -14,6 +14,9 @@
 
 #include <torch/optim/adam.h>
 
+#include <string>
+#include <unordered_map>
+
 namespace tessera::train {
 
 class FusedAdam : public torch::optim::Adam {
@@ -24,7 +27,13 @@ class FusedAdam : public torch::optim::Adam {
 
  private:
   // Whether every parameter with a gradient suits the fused pass.
-  bool fusable() const;
+  bool fusable();
+  // The state's key of parameter p (Adam's: its TensorImpl's address as
+  // text), made once per parameter: ostringstream's formatting each step
+  // cost more than the update of a GNN's small weights.
+  const std::string& key_of(const torch::Tensor& p);
+
+  std::unordered_map<const c10::TensorImpl*, std::string> keys_;
 };
 
 }  // namespace tessera::train
