@@ -359,7 +359,9 @@ TEST(GradSyncTest, ApplyGradientsStepsAsZeroGradThenBackward) {
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_TRUE(torch::equal(got[i], want[i])) << "parameter " << i << (both ? " (both used)" : " (b skipped)");
       ASSERT_EQ(got[i].grad().defined(), want[i].grad().defined()) << "parameter " << i;
-      if (want[i].grad().defined()) EXPECT_TRUE(torch::equal(got[i].grad(), want[i].grad())) << "parameter " << i;
+      if (want[i].grad().defined()) {
+        EXPECT_TRUE(torch::equal(got[i].grad(), want[i].grad())) << "parameter " << i;
+      }
     }
   }
   EXPECT_FALSE(tested.unused->weight.grad().defined());

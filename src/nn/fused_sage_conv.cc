@@ -7,6 +7,7 @@
 #include "tessera/base/error.h"
 #include "nn/csr_kernels.h"
 #include "nn/gemm.h"
+#include "nn/relu_dropout_kernels.h"
 
 namespace tessera::nn {
 namespace {
@@ -160,12 +161,32 @@ class FusedSageConvFunction : public torch::autograd::Function<FusedSageConvFunc
 // The layer on rows aggregated beforehand: two GEMMs into one output, and
 // back. Arguments in this order so that the optional ones come last among
 // the tensors (needs_input_grad counts only those present).
+// g_y = out > 0 ? g * scale : 0 (relu and dropout's backward through the
+// layer's output) and, when sums is not null, g_y's column sums (the bias's
+// gradient), in one pass over g.
+void unmask_gradient(const float* g, const float* out, int64_t n, int64_t width, float scale, float* g_y,
+                     float* sums) {
+  if (sums != nullptr) std::fill(sums, sums + width, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    const float *gr = g + i * width, *o = out + i * width;
+    float* r = g_y + i * width;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) r[j] = o[j] > 0.0f ? gr[j] * scale : 0.0f;
+    if (sums != nullptr) {
+#pragma omp simd
+      for (int64_t j = 0; j < width; ++j) sums[j] += r[j];
+    }
+  }
+}
+
 class SageAggregatedFunction : public torch::autograd::Function<SageAggregatedFunction> {
  public:
+  // then_p < 0: the layer alone; otherwise relu, then dropout with that p
+  // when then_training, applied to the output in place.
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& aggregated, const torch::Tensor& w_neigh,
                                const c10::optional<torch::Tensor>& x_dst_arg,
                                const c10::optional<torch::Tensor>& w_self_arg,
-                               const c10::optional<torch::Tensor>& bias_arg) {
+                               const c10::optional<torch::Tensor>& bias_arg, double then_p, bool then_training) {
     const torch::Tensor x_dst = x_dst_arg.value_or(torch::Tensor()), w_self = w_self_arg.value_or(torch::Tensor()),
                         bias = bias_arg.value_or(torch::Tensor());
     const int64_t n = aggregated.size(0), in = aggregated.size(1), out = w_neigh.size(0);
@@ -176,23 +197,41 @@ class SageAggregatedFunction : public torch::autograd::Function<SageAggregatedFu
       detail::gemm(false, true, n, out, in, 1.0f, data_or_null(x_dst), in, w_self.data_ptr<float>(), in, 1.0f,
                    data_or_null(y), out);
     if (bias.defined()) add_bias(data_or_null(y), bias.data_ptr<float>(), n, out);
-    ctx->save_for_backward({aggregated, w_neigh, x_dst, w_self});
+    const bool activated = then_p >= 0;
+    if (activated) {
+      // As relu_dropout(y, p, training) would, from the same generator draw.
+      const auto draw = then_training && then_p > 0 ? detail::DropoutDraw::from_generator(then_p)
+                                                    : detail::DropoutDraw::relu_only();
+      if (y.numel() > 0) detail::relu_dropout_forward(data_or_null(y), y.numel(), draw, data_or_null(y));
+      ctx->saved_data["scale"] = static_cast<double>(draw.scale);
+    }
+    ctx->save_for_backward({aggregated, w_neigh, x_dst, w_self, activated ? y : torch::Tensor()});
     ctx->saved_data["has_bias"] = bias.defined();
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
-    const torch::Tensor &aggregated = saved[0], &w_neigh = saved[1], &x_dst = saved[2], &w_self = saved[3];
-    const torch::Tensor g = grad_outputs[0].contiguous();
+    const torch::Tensor &aggregated = saved[0], &w_neigh = saved[1], &x_dst = saved[2], &w_self = saved[3],
+                        &activated_out = saved[4];
+    torch::Tensor g = grad_outputs[0].contiguous();
     const int64_t n = g.size(0), out = g.size(1), in = aggregated.size(1);
-    const float* gs = data_or_null(g);
     int64_t edge = 2;
     const bool agg_grad = ctx->needs_input_grad(0), neigh_grad = ctx->needs_input_grad(1);
     const bool x_grad = w_self.defined() && ctx->needs_input_grad(edge++);
     const bool self_grad = w_self.defined() && ctx->needs_input_grad(edge++);
     const bool bias_grad = ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(edge);
-    variable_list grads(5);
+    variable_list grads(7);  // one per forward argument, tensor or not
+    if (activated_out.defined()) {
+      // Back through relu and dropout first; the bias's gradient comes in the same pass.
+      torch::Tensor g_y = torch::empty_like(g);
+      if (bias_grad) grads[4] = torch::empty({out}, g.options());
+      unmask_gradient(data_or_null(g), data_or_null(activated_out), n, out,
+                      static_cast<float>(ctx->saved_data["scale"].toDouble()), data_or_null(g_y),
+                      bias_grad ? data_or_null(grads[4]) : nullptr);
+      g = std::move(g_y);
+    }
+    const float* gs = data_or_null(g);
     // Weight gradients g^T rows; input gradients g W.
     auto weight_grad = [&](const torch::Tensor& rows) {
       torch::Tensor dw = torch::empty({out, in}, g.options());
@@ -208,7 +247,7 @@ class SageAggregatedFunction : public torch::autograd::Function<SageAggregatedFu
     if (neigh_grad) grads[1] = weight_grad(aggregated);
     if (x_grad) grads[2] = input_grad(w_self);
     if (self_grad) grads[3] = weight_grad(x_dst);
-    if (bias_grad) {
+    if (bias_grad && !activated_out.defined()) {
       grads[4] = torch::empty({out}, g.options());
       column_sums(gs, n, out, data_or_null(grads[4]));
     }
@@ -242,7 +281,8 @@ void check_weights(const torch::Tensor& w_self, const torch::Tensor& w_neigh, co
 
 torch::Tensor fused_sage_conv_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
                                          const torch::Tensor& w_self, const torch::Tensor& w_neigh,
-                                         const torch::Tensor& bias) {
+                                         const torch::Tensor& bias, const std::optional<ReluDropout>& then) {
+  if (then && !(then->p >= 0.0 && then->p < 1.0)) fail("{}: dropout p must be in [0, 1), got {}", kOp, then->p);
   check_rows("aggregated", aggregated);
   check_weights(w_self, w_neigh, bias, aggregated.size(1));
   if (w_self.defined()) {
@@ -252,7 +292,7 @@ torch::Tensor fused_sage_conv_aggregated(const torch::Tensor& x_dst, const torch
   }
   return SageAggregatedFunction::apply(aggregated.contiguous(), w_neigh.contiguous(),
                                        w_self.defined() ? optional(x_dst) : c10::nullopt, optional(w_self),
-                                       optional(bias));
+                                       optional(bias), then ? then->p : -1.0, then && then->training);
 }
 
 torch::Tensor fused_sage_conv(const torch::Tensor& x_src, const torch::Tensor& indptr, const torch::Tensor& indices,

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "tessera/base/error.h"
+#include "nn/relu_dropout_kernels.h"
 
 namespace tessera::nn {
 namespace {
@@ -27,19 +28,30 @@ inline uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-uint64_t draw_seed() {
-  auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get<at::CPUGeneratorImpl>()->random64();
-}
-
 // Elements [4i, 4i + 4) take their 16-bit draws from mix(seed + i), so a
 // thread's share of the output does not depend on the other threads. Blocks
 // of 64 elements: the draws first, then a branch-free select the compiler
 // vectorises (a random keep/drop branch mispredicts every other element).
 constexpr int64_t kBlock = 64;
 
-void relu_dropout_forward(const float* x, int64_t n, uint64_t seed, uint32_t keep_below, float scale, float* out) {
+}  // namespace
+
+namespace detail {
+
+DropoutDraw DropoutDraw::from_generator(double p) {
+  DropoutDraw d;
+  d.scale = static_cast<float>(1.0 / (1.0 - p));
+  d.keep_below = static_cast<uint32_t>(std::lround((1.0 - p) * 65536.0));
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  d.seed = gen.get<at::CPUGeneratorImpl>()->random64();
+  return d;
+}
+
+void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out) {
+  const uint64_t seed = draw.seed;
+  const uint32_t keep_below = draw.keep_below;
+  const float scale = draw.scale;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)
   for (int64_t b = 0; b < blocks; ++b) {
@@ -61,15 +73,17 @@ void relu_dropout_backward(const float* g, const float* out, int64_t n, float sc
   for (int64_t e = 0; e < n; ++e) gx[e] = out[e] > 0.0f ? g[e] * scale : 0.0f;
 }
 
+}  // namespace detail
+
+namespace {
+
 class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double p) {
-    const float scale = static_cast<float>(1.0 / (1.0 - p));
-    const auto keep_below = static_cast<uint32_t>(std::lround((1.0 - p) * 65536.0));
+    const detail::DropoutDraw draw = detail::DropoutDraw::from_generator(p);
     torch::Tensor out = torch::empty_like(x);
-    if (x.numel() > 0)
-      relu_dropout_forward(x.data_ptr<float>(), x.numel(), draw_seed(), keep_below, scale, out.data_ptr<float>());
-    ctx->saved_data["scale"] = static_cast<double>(scale);
+    if (x.numel() > 0) detail::relu_dropout_forward(x.data_ptr<float>(), x.numel(), draw, out.data_ptr<float>());
+    ctx->saved_data["scale"] = static_cast<double>(draw.scale);
     ctx->save_for_backward({out});
     return out;
   }
@@ -79,8 +93,8 @@ class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction
     const torch::Tensor g = grad_outputs[0].contiguous();
     torch::Tensor gx = torch::empty_like(out);
     if (out.numel() > 0)
-      relu_dropout_backward(g.data_ptr<float>(), out.data_ptr<float>(), out.numel(),
-                      static_cast<float>(ctx->saved_data["scale"].toDouble()), gx.data_ptr<float>());
+      detail::relu_dropout_backward(g.data_ptr<float>(), out.data_ptr<float>(), out.numel(),
+                                    static_cast<float>(ctx->saved_data["scale"].toDouble()), gx.data_ptr<float>());
     return {gx, torch::Tensor()};
   }
 };

@@ -106,11 +106,12 @@ torch::Tensor SageConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
                          fc_neigh->weight, bias, reduce(), linear_first);
 }
 
-torch::Tensor SageConvImpl::forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated) {
+torch::Tensor SageConvImpl::forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
+                                               const std::optional<ReluDropout>& then) {
   if (aggregated.dim() != 2 || aggregated.size(1) != in_feats_)
     fail("SageConv: aggregated rows have shape {}, expected [num_dst, {}]", c10::str(aggregated.sizes()), in_feats_);
   return fused_sage_conv_aggregated(gcn_ ? torch::Tensor() : x_dst, aggregated, gcn_ ? torch::Tensor() : fc_self->weight,
-                                    fc_neigh->weight, bias);
+                                    fc_neigh->weight, bias, then);
 }
 
 SageImpl::SageImpl(const SageOptions& options) : options_(options) {
@@ -143,8 +144,10 @@ torch::Tensor SageImpl::forward_aggregated(const std::vector<BlockTensors>& bloc
   if (aggregated.dim() != 2 || aggregated.size(0) != blocks[0].num_dst)
     fail("Sage: {} aggregated input rows but layer 0's block has {} destinations",
          aggregated.dim() == 2 ? aggregated.size(0) : -1, blocks[0].num_dst);
-  torch::Tensor x = layers_[0]->forward_aggregated(x_dst, aggregated);
-  if (layers_.size() > 1) x = relu_dropout(x, options_.dropout, is_training());
+  // Layer 0 applies the activation between the layers itself, in its own node.
+  const std::optional<ReluDropout> then =
+      layers_.size() > 1 ? std::optional<ReluDropout>(ReluDropout{options_.dropout, is_training()}) : std::nullopt;
+  torch::Tensor x = layers_[0]->forward_aggregated(x_dst, aggregated, then);
   for (size_t i = 1; i < layers_.size(); ++i) x = forward_layer(i, blocks[i], x);
   return x;
 }

@@ -17,6 +17,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "tessera/nn/csr_aggregate.h"
 
@@ -32,12 +33,22 @@ torch::Tensor fused_sage_conv(const torch::Tensor& x_src, const torch::Tensor& i
                               int64_t num_dst, const torch::Tensor& w_self, const torch::Tensor& w_neigh,
                               const torch::Tensor& bias, CsrReduce reduce, bool linear_first);
 
+// relu_dropout(·, p, training) applied by the layer to its own output.
+struct ReluDropout {
+  double p = 0;
+  bool training = false;
+};
+
 // The same layer when the aggregation is already done (a loader's
 // aggregate_inputs): out = x_dst @ w_self^T + aggregated @ w_neigh^T + bias,
 // with x_dst [num_dst, in] (undefined with w_self, for "gcn") and aggregated
-// [num_dst, in]. Differentiable in all of them.
+// [num_dst, in]. Differentiable in all of them. With `then`, returns
+// relu_dropout(out, then->p, then->training), equal to the separate call's
+// bits (the same generator draw), in the layer's own node: no second output
+// buffer, node or pass over the gradient (the bias's sums come with it).
 torch::Tensor fused_sage_conv_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
                                          const torch::Tensor& w_self, const torch::Tensor& w_neigh,
-                                         const torch::Tensor& bias);
+                                         const torch::Tensor& bias,
+                                         const std::optional<ReluDropout>& then = std::nullopt);
 
 }  // namespace tessera::nn

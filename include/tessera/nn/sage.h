@@ -14,10 +14,12 @@
 #include <torch/nn/modules/linear.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/nn/csr_reduce.h"
+#include "tessera/nn/fused_sage_conv.h"
 
 namespace tessera::nn {
 
@@ -77,8 +79,10 @@ class SageConvImpl : public torch::nn::Module {
   // The layer on rows a loader aggregated already (LoaderOptions::
   // aggregate_inputs with reduce()): x_dst [num_dst, in_feats] the
   // destinations' own rows (unused, may be undefined, for "gcn"), aggregated
-  // [num_dst, in_feats]. Returns [num_dst, out_feats].
-  torch::Tensor forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated);
+  // [num_dst, in_feats]. Returns [num_dst, out_feats], passed through
+  // relu_dropout in the layer's own node with `then`.
+  torch::Tensor forward_aggregated(const torch::Tensor& x_dst, const torch::Tensor& aggregated,
+                                   const std::optional<ReluDropout>& then = std::nullopt);
 
   // The aggregation this layer applies: kMean, or kGcnMean for "gcn".
   CsrReduce reduce() const { return gcn_ ? CsrReduce::kGcnMean : CsrReduce::kMean; }

@@ -1,0 +1,28 @@
+// The passes behind relu_dropout (tessera/nn/relu_dropout.h), for a layer that applies them inside its own
+// forward and backward (fused_sage_conv_aggregated's `then`): the same draws from the same generator, so the
+// fused and the separate forms give the same bits.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::nn::detail {
+
+// One call's dropout: its stream's seed, the keep threshold on 16-bit draws
+// and the survivors' scale. relu_only() keeps everything at scale 1 and
+// draws nothing from the generator (relu_dropout's eval and p == 0 path).
+struct DropoutDraw {
+  uint64_t seed = 0;
+  uint32_t keep_below = 1u << 16;
+  float scale = 1.0f;
+  static DropoutDraw relu_only() { return {}; }
+  // One draw from libtorch's default CPU generator, as relu_dropout makes.
+  static DropoutDraw from_generator(double p);
+};
+
+// out = x > 0 and kept ? x * scale : 0, over n elements; out may be x.
+void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out);
+
+// gx = out > 0 ? g * scale : 0 (out: the forward's result).
+void relu_dropout_backward(const float* g, const float* out, int64_t n, float scale, float* gx);
+
+}  // namespace tessera::nn::detail
