@@ -204,6 +204,22 @@ double step_bound(const std::vector<LayerShape>& layers, double* whole) {
   return bound;
 }
 
+// Sets what the bound needs beyond the layers' sizes: each layer's widths
+// (in_feats -> hidden -> classes), whether its input needs a gradient (all
+// but the input features), and one sampled block's edges for the gather's
+// bandwidth.
+void complete_layers(const sampling::MiniBatch& sampled, int64_t in_feats, int64_t hidden, int64_t classes,
+                     std::vector<LayerShape>* layers) {
+  for (size_t i = 0; i < layers->size(); ++i) {
+    LayerShape& l = (*layers)[i];
+    l.indices = sampled.blocks[i].indices;
+    l.indices_rows = sampled.blocks[i].num_src();
+    l.in = i == 0 ? in_feats : hidden;
+    l.out = i + 1 == layers->size() ? classes : hidden;
+    l.x_grad = i > 0;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -255,13 +271,7 @@ int main(int argc, char** argv) {
         throw std::runtime_error(fmt::format("--bound-at gives {} layers, the bench's model has {}", asked.size(),
                                              kept[0].blocks.size()));
       std::vector<LayerShape> layers = asked;
-      for (size_t i = 0; i < layers.size(); ++i) {
-        layers[i].indices = kept[0].blocks[i].indices;
-        layers[i].indices_rows = kept[0].blocks[i].num_src();
-        layers[i].in = i == 0 ? mo.in_feats : hidden;
-        layers[i].out = i + 1 == layers.size() ? mo.num_classes : hidden;
-        layers[i].x_grad = i > 0;
-      }
+      complete_layers(kept[0], mo.in_feats, hidden, mo.num_classes, &layers);
       double whole = 0;
       const double bound = step_bound(layers, &whole);
       fmt::print("bound_ms {:.4f}\n", 1e3 * bound);
@@ -331,12 +341,7 @@ int main(int argc, char** argv) {
         layers[i].num_dst += static_cast<double>(b.blocks[i].num_dst) / kept.size();
         layers[i].nnz += static_cast<double>(b.blocks[i].num_edges()) / kept.size();
       }
-    for (size_t i = 0; i < 2; ++i) {
-      layers[i].indices = kept[0].blocks[i].indices;
-      layers[i].indices_rows = kept[0].blocks[i].num_src();
-    }
-    layers[0].in = mo.in_feats, layers[0].out = hidden, layers[0].x_grad = false;
-    layers[1].in = hidden, layers[1].out = mo.num_classes, layers[1].x_grad = true;
+    complete_layers(kept[0], mo.in_feats, hidden, mo.num_classes, &layers);
 
     double whole = 0;  // the whole layers' bound, with layer 0's aggregation
     const double bound = step_bound(layers, &whole);

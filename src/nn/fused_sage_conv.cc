@@ -158,9 +158,6 @@ class FusedSageConvFunction : public torch::autograd::Function<FusedSageConvFunc
   }
 };
 
-// The layer on rows aggregated beforehand: two GEMMs into one output, and
-// back. Arguments in this order so that the optional ones come last among
-// the tensors (needs_input_grad counts only those present).
 // g_y = out > 0 ? g * scale : 0 (relu and dropout's backward through the
 // layer's output) and, when sums is not null, g_y's column sums (the bias's
 // gradient), in one pass over g.
@@ -179,6 +176,9 @@ void unmask_gradient(const float* g, const float* out, int64_t n, int64_t width,
   }
 }
 
+// The layer on rows aggregated beforehand: two GEMMs into one output, and
+// back. Arguments in this order so that the optional ones come last among
+// the tensors (needs_input_grad counts only those present).
 class SageAggregatedFunction : public torch::autograd::Function<SageAggregatedFunction> {
  public:
   // then_p < 0: the layer alone; otherwise relu, then dropout with that p

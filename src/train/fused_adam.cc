@@ -21,13 +21,13 @@ bool fusable_tensor(const torch::Tensor& t) {
 
 }  // namespace
 
-const std::string& FusedAdam::key_of(const torch::Tensor& p) {
+const std::string& FusedAdam::key_of(const torch::Tensor& p) const {
   auto [it, added] = keys_.try_emplace(p.unsafeGetTensorImpl());
   if (added) it->second = c10::guts::to_string(p.unsafeGetTensorImpl());
   return it->second;
 }
 
-bool FusedAdam::fusable() {
+bool FusedAdam::fusable() const {
   for (const auto& group : param_groups_) {
     if (static_cast<const AdamOptions&>(group.options()).amsgrad()) return false;
     for (const torch::Tensor& p : group.params()) {

@@ -27,13 +27,11 @@ void PhaseTimes::add_batch(const sampling::MiniBatch& b) {
   fetch_cpu += b.fetch_cpu_s;
   seeds += static_cast<int64_t>(b.seeds.size());
   for (const auto& block : b.blocks) edges += block.num_edges();
-  if (block_src.size() < b.blocks.size()) {
-    block_src.resize(b.blocks.size()), block_dst.resize(b.blocks.size()), block_edges.resize(b.blocks.size());
-  }
+  if (blocks.size() < b.blocks.size()) blocks.resize(b.blocks.size());
   for (size_t i = 0; i < b.blocks.size(); ++i) {
-    block_src[i] += static_cast<double>(b.blocks[i].num_src());
-    block_dst[i] += static_cast<double>(b.blocks[i].num_dst);
-    block_edges[i] += static_cast<double>(b.blocks[i].num_edges());
+    blocks[i].src += static_cast<double>(b.blocks[i].num_src());
+    blocks[i].dst += static_cast<double>(b.blocks[i].num_dst);
+    blocks[i].edges += static_cast<double>(b.blocks[i].num_edges());
   }
 }
 
@@ -58,11 +56,10 @@ nlohmann::json PhaseTimes::times() const {
   if (allreduce_cpu > 0) j["allreduce_cpu_s"] = allreduce_cpu;
   if (sample_cpu > 0) j["sample_cpu_s"] = sample_cpu;
   if (fetch_cpu > 0) j["fetch_cpu_s"] = fetch_cpu;
-  if (steps > 0 && !block_src.empty()) {
+  if (steps > 0 && !blocks.empty()) {
+    const auto n = static_cast<double>(steps);
     nlohmann::json layers = nlohmann::json::array();
-    const auto mean = [&](const std::vector<double>& sums, size_t i) { return sums[i] / static_cast<double>(steps); };
-    for (size_t i = 0; i < block_src.size(); ++i)
-      layers.push_back({{"src", mean(block_src, i)}, {"dst", mean(block_dst, i)}, {"edges", mean(block_edges, i)}});
+    for (const BlockSums& l : blocks) layers.push_back({{"src", l.src / n}, {"dst", l.dst / n}, {"edges", l.edges / n}});
     j["mean_blocks"] = layers;
   }
   return j;
@@ -126,11 +123,10 @@ void PhaseTimes::add(const PhaseTimes& o) {
   sparse += o.sparse, step_cpu += o.step_cpu, allreduce_cpu += o.allreduce_cpu;
   sample_cpu += o.sample_cpu, fetch_cpu += o.fetch_cpu;
   steps += o.steps, seeds += o.seeds, edges += o.edges, correct += o.correct, loss += o.loss;
-  const auto merge = [](std::vector<double>* into, const std::vector<double>& from) {
-    if (into->size() < from.size()) into->resize(from.size());
-    for (size_t i = 0; i < from.size(); ++i) (*into)[i] += from[i];
-  };
-  merge(&block_src, o.block_src), merge(&block_dst, o.block_dst), merge(&block_edges, o.block_edges);
+  if (blocks.size() < o.blocks.size()) blocks.resize(o.blocks.size());
+  for (size_t i = 0; i < o.blocks.size(); ++i) {
+    blocks[i].src += o.blocks[i].src, blocks[i].dst += o.blocks[i].dst, blocks[i].edges += o.blocks[i].edges;
+  }
 }
 
 std::string PhaseTimes::split() const {

@@ -27,13 +27,13 @@ class FusedAdam : public torch::optim::Adam {
 
  private:
   // Whether every parameter with a gradient suits the fused pass.
-  bool fusable();
+  bool fusable() const;
   // The state's key of parameter p (Adam's: its TensorImpl's address as
   // text), made once per parameter: ostringstream's formatting each step
   // cost more than the update of a GNN's small weights.
-  const std::string& key_of(const torch::Tensor& p);
+  const std::string& key_of(const torch::Tensor& p) const;
 
-  std::unordered_map<const c10::TensorImpl*, std::string> keys_;
+  mutable std::unordered_map<const c10::TensorImpl*, std::string> keys_;
 };
 
 }  // namespace tessera::train

@@ -75,7 +75,10 @@ struct PhaseTimes {
   // steps: the shapes the step ran at, reported as means (mean_blocks) so
   // that a step's bound can be taken at this trainer's own shapes, which
   // differ between partitions (bench/sage.sh).
-  std::vector<double> block_src, block_dst, block_edges;
+  struct BlockSums {
+    double src = 0, dst = 0, edges = 0;
+  };
+  std::vector<BlockSums> blocks;
   void add_batch(const sampling::MiniBatch& b);
   // A training step: its batch, the wait for it, the step (with its sparse update).
   void add_step(const sampling::MiniBatch& b, double wait_s, const StepResult& step, double step_cpu_s);
