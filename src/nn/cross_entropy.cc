@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/base/error.h"
+#include "nn/cross_entropy_kernels.h"
 
 namespace tessera::nn {
 namespace {
@@ -77,15 +78,12 @@ int64_t first_argmax(const float* row, int64_t c, float top) {
   return j;
 }
 
-struct Result {
-  double loss = 0;
-  int64_t correct = 0;
-};
+}  // namespace
 
-// The loss, the accuracy count and, when grad is not null, d(loss)/d(logits)
-// written into grad ([n, c]).
-Result softmax_cross_entropy(const float* x, const int64_t* labels, int64_t n, int64_t c, float* grad) {
-  Result r;
+namespace detail {
+
+CrossEntropyResult softmax_cross_entropy(const float* x, const int64_t* labels, int64_t n, int64_t c, float* grad) {
+  CrossEntropyResult r;
   int64_t counted = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t label = labels[i];
@@ -133,13 +131,17 @@ Result softmax_cross_entropy(const float* x, const int64_t* labels, int64_t n, i
   return r;
 }
 
+}  // namespace detail
+
+namespace {
+
 class CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits, const torch::Tensor& labels,
                                bool needs_grad, int64_t* correct) {
     const int64_t n = logits.size(0), c = logits.size(1);
     torch::Tensor grad = needs_grad ? torch::empty({n, c}, logits.options()) : torch::Tensor();
-    const Result r = softmax_cross_entropy(logits.data_ptr<float>(), labels.data_ptr<int64_t>(), n, c,
+    const detail::CrossEntropyResult r = detail::softmax_cross_entropy(logits.data_ptr<float>(), labels.data_ptr<int64_t>(), n, c,
                                            needs_grad ? grad.data_ptr<float>() : nullptr);
     if (correct != nullptr) *correct = r.correct;
     if (needs_grad) ctx->saved_data["grad"] = grad;

@@ -96,13 +96,12 @@ int run_sage_training(const SageTrainOptions& o) {
                                   dense_state(*model, optimizer));
   lo_options.checkpoints = &checkpoints;
   EpochLoop loop(*ctx, log, lo_options);
+  nn::SageStep own_step;  // its buffers last from one step to the next
   model->train();
   RunSummary summary = loop.run(
       loader, steps,
       [&](const sampling::MiniBatch& batch) {
-        const std::vector<nn::BlockTensors> blocks = blocks_of(batch);
-        return supervised_step(*model, optimizer, ctx->collectives(),
-                               [&] { return sage_logits(model, batch, blocks); }, labels_of(batch));
+        return sage_supervised_step(model, own_step, optimizer, ctx->collectives(), batch, labels_of(batch));
       },
       [&] { return std::make_pair(evaluate(split.val), evaluate(split.test)); });
 

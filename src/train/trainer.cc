@@ -101,14 +101,10 @@ void backward_into_fresh_gradients(torch::optim::Optimizer& optimizer, const tor
     if (!p->grad().defined()) p->mutable_grad() = torch::zeros_like(*p);
 }
 
-}  // namespace
-
-void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
-                     const torch::Tensor& loss, StepResult* r) {
+// The all-reduce of the gradients backward left and the optimizer's step.
+void synchronize_and_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
+                          StepResult* r) {
   Timer t;
-  backward_into_fresh_gradients(optimizer, loss);
-  r->compute_s += t.seconds();
-  t.reset();
   const ThreadCpuTimer cpu;
   distributed::allreduce_gradients(model, coll);
   r->allreduce_s += t.seconds();
@@ -116,6 +112,33 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
   t.reset();
   optimizer.step();
   r->compute_s += t.seconds();
+}
+
+}  // namespace
+
+void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
+                     const torch::Tensor& loss, StepResult* r) {
+  Timer t;
+  backward_into_fresh_gradients(optimizer, loss);
+  r->compute_s += t.seconds();
+  synchronize_and_step(model, optimizer, coll, r);
+}
+
+StepResult sage_supervised_step(nn::Sage& model, nn::SageStep& step, torch::optim::Optimizer& optimizer,
+                                distributed::Collectives& coll, const sampling::MiniBatch& batch,
+                                const torch::Tensor& labels) {
+  const std::vector<nn::BlockTensors> blocks = blocks_of(batch);
+  if (batch.aggregated.empty_handle())
+    return supervised_step(*model, optimizer, coll, [&] { return sage_logits(model, batch, blocks); }, labels);
+  StepResult r;
+  Timer t;
+  const torch::Tensor x_dst = batch.features.empty_handle() ? torch::Tensor() : features_of(batch);
+  const nn::SageStepResult own = step.run(model, blocks, x_dst, rows_of(batch.aggregated), labels);
+  r.loss = own.loss;
+  r.correct = own.correct;
+  r.compute_s = t.seconds();
+  synchronize_and_step(*model, optimizer, coll, &r);
+  return r;
 }
 
 void PhaseTimes::add(const PhaseTimes& o) {

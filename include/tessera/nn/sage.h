@@ -127,6 +127,8 @@ class SageImpl : public torch::nn::Module {
   torch::Tensor forward_layer(size_t i, const BlockTensors& block, const torch::Tensor& h);
 
   size_t num_layers() const { return layers_.size(); }
+  // Layer i's module (i < num_layers()).
+  SageConv& layer(size_t i) { return layers_.at(i); }
   const SageOptions& options() const { return options_; }
 
  private:

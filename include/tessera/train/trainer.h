@@ -29,6 +29,7 @@
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_tensor.h"
 #include "tessera/nn/sage.h"
+#include "tessera/nn/sage_step.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/train/node_train_options.h"
 #include "tessera/run/run_log.h"
@@ -55,6 +56,14 @@ void apply_gradients(torch::nn::Module& model, torch::optim::Optimizer& optimize
 // all-reduce over the trainers, and the optimizer's step, timed.
 StepResult supervised_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
                            const std::function<torch::Tensor()>& forward, const torch::Tensor& labels);
+
+// supervised_step for a GraphSAGE batch whose inputs its loader aggregated
+// (LoaderOptions::aggregate_inputs): forward, loss and backward by `step`
+// (nn::SageStep, no autograd graph: the same bits), then the all-reduce and
+// the optimizer's step; any other batch goes through autograd.
+StepResult sage_supervised_step(nn::Sage& model, nn::SageStep& step, torch::optim::Optimizer& optimizer,
+                                distributed::Collectives& coll, const sampling::MiniBatch& batch,
+                                const torch::Tensor& labels);
 
 // Time a trainer spent per phase over some steps. Sampling and fetching run
 // on sampler threads when there are any; `wait` is what the trainer itself

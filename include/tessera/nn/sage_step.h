@@ -1,0 +1,46 @@
+// One GraphSAGE training step, forward, softmax cross-entropy and backward, written out by hand over a Sage
+// model's layers: the kernels autograd runs through fused_sage_conv_aggregated, fused_sage_conv, relu_dropout and
+// cross_entropy, in the same order on the same data (so the same bits: loss, accuracy count, every gradient), with
+// none of autograd's graph: no nodes, no saved tensors, no allocation per op. Its buffers live from one step to
+// the next, grown to the largest batch seen. At a GNN's mini-batch shapes the graph's dispatch, allocations and
+// bookkeeping were a sixth of the step (design.md, "The GNN step").
+//
+// For a model whose layer 0 gets its aggregation done (a loader's aggregate_inputs), as the trainer runs it;
+// evaluation, the Python modules and any other use keep autograd. One step at a time per object. Malformed input
+// throws tessera::Error naming the layer and the shape at fault, before anything is written.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/nn/sage.h"
+
+namespace tessera::nn {
+
+struct SageStepResult {
+  double loss = 0;      // as cross_entropy's (float) loss tensor holds it
+  int64_t correct = 0;  // rows whose first maximal logit is at the label
+};
+
+class SageStep {
+ public:
+  // The forward in the model's mode (in training, dropout draws from libtorch's default generator exactly as
+  // forward_aggregated does), the loss over labels (int64 [blocks.back().num_dst], -100 ignored) and the gradient
+  // of every parameter written into its grad(): allocated on the first step, overwritten after, which is what
+  // zero_grad() + backward() leave. x_dst and aggregated as forward_aggregated takes them.
+  SageStepResult run(Sage& model, const std::vector<BlockTensors>& blocks, const torch::Tensor& x_dst,
+                     const torch::Tensor& aggregated, const torch::Tensor& labels);
+
+ private:
+  // A buffer of at least n floats, kept and grown from step to step.
+  float* buffer(std::vector<float>& b, int64_t n);
+
+  std::vector<std::vector<float>> outputs_;  // each layer's (activated) output
+  std::vector<std::vector<float>> forward_scratch_;
+  std::vector<std::vector<float>> input_grads_;  // the gradient into each layer's input (layers >= 1)
+  std::vector<float> backward_scratch_, logits_grad_;
+};
+
+}  // namespace tessera::nn
