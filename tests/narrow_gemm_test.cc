@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "nn/gemm.h"
+#include "test_util.h"
 #include "nn/narrow_gemm.h"
 
 namespace tessera::nn::detail {
@@ -26,12 +27,7 @@ struct Case {
   int64_t pad;  // extra columns in every leading dimension
 };
 
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using tessera::testing::normal_floats;
 
 // Runs gemm() on one case and compares every element of C (and that the
 // padding between rows is untouched) with the sums in double.
@@ -40,9 +36,9 @@ void check(const Case& c, uint32_t seed) {
   const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
   const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
   const int64_t lda = a_cols + c.pad, ldb = b_cols + c.pad, ldc = c.n + c.pad;
-  const std::vector<float> a = random_floats(static_cast<size_t>(a_rows * lda), rng);
-  const std::vector<float> b = random_floats(static_cast<size_t>(b_rows * ldb), rng);
-  std::vector<float> out = random_floats(static_cast<size_t>(std::max<int64_t>(c.m, 1) * ldc), rng);
+  const std::vector<float> a = normal_floats(static_cast<size_t>(a_rows * lda), rng);
+  const std::vector<float> b = normal_floats(static_cast<size_t>(b_rows * ldb), rng);
+  std::vector<float> out = normal_floats(static_cast<size_t>(std::max<int64_t>(c.m, 1) * ldc), rng);
   const std::vector<float> before = out;
   gemm(c.trans_a, c.trans_b, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc);
   for (int64_t i = 0; i < c.m; ++i) {

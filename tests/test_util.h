@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -108,5 +109,13 @@ int count_entries_with_prefix(const std::string& dir, const std::string& prefix)
 
 // Fails the test unless fn throws a tessera::Error whose message contains needle.
 void expect_error(const std::function<void()>& fn, const std::string& needle);
+
+// n draws from the standard normal distribution.
+inline std::vector<float> normal_floats(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
 
 }  // namespace tessera::testing

@@ -1,5 +1,7 @@
 #include "nn/narrow_gemm.h"
 
+#include "nn/narrow_registers.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -12,31 +14,6 @@ namespace tessera::nn::detail {
 
 #if defined(__AVX512F__)
 namespace {
-
-constexpr int kLanes = 16;
-
-// How far ahead the kernels prefetch the long operand, in row blocks (a
-// cache line of the block that far ahead per iteration): with inputs cold,
-// 4 blocks (13-19 KB at 100 features) ran layer 0's GEMMs 8-15% faster than
-// 1 block here.
-constexpr int64_t kPrefetchBlocks = 4;
-
-// Below this many multiply-adds a call runs on the calling thread alone.
-constexpr int64_t kParallelMacs = int64_t{1} << 22;
-
-inline __mmask16 lane_mask(int64_t width) {
-  return width >= kLanes ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << width) - 1);
-}
-
-// The narrow operand as k rows of NB registers, zero past its n columns, so
-// that the kernels load whole registers without masks.
-template <int NB>
-std::vector<float> pack_rows(int64_t n, int64_t k, const float* b, int64_t ldb, bool transposed) {
-  std::vector<float> packed(static_cast<size_t>(k * NB * kLanes), 0.0f);
-  for (int64_t kk = 0; kk < k; ++kk)
-    for (int64_t j = 0; j < n; ++j) packed[kk * NB * kLanes + j] = transposed ? b[j * ldb + kk] : b[kk * ldb + j];
-  return packed;
-}
 
 // R rows of C from R rows of A: each element of A broadcast against the
 // packed row of B it multiplies, R x NB accumulators in registers.

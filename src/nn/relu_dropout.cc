@@ -21,14 +21,7 @@ using torch::autograd::variable_list;
 // Below this many elements a kernel runs on one thread.
 constexpr int64_t kParallelElements = 1 << 16;
 
-// SplitMix64's output function: a good 64-bit hash of a counter.
-inline uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Elements [4i, 4i + 4) take their 16-bit draws from mix(seed + i), so a
+// Elements [4i, 4i + 4) take their 16-bit draws from quad_draws(i), so a
 // thread's share of the output does not depend on the other threads. Blocks
 // of 64 elements: the draws first, then a branch-free select the compiler
 // vectorises (a random keep/drop branch mispredicts every other element).
@@ -49,7 +42,6 @@ DropoutDraw DropoutDraw::from_generator(double p) {
 }
 
 void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out) {
-  const uint64_t seed = draw.seed;
   const uint32_t keep_below = draw.keep_below;
   const float scale = draw.scale;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
@@ -57,7 +49,7 @@ void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, fl
   for (int64_t b = 0; b < blocks; ++b) {
     uint16_t draws[kBlock];
     for (int64_t i = 0; i < kBlock / 4; ++i) {
-      const uint64_t bits = mix(seed + static_cast<uint64_t>(b * (kBlock / 4) + i) * 0x9e3779b97f4a7c15ULL);
+      const uint64_t bits = quad_draws(draw, static_cast<uint64_t>(b * (kBlock / 4) + i));
       std::memcpy(draws + 4 * i, &bits, sizeof bits);
     }
     const int64_t begin = b * kBlock, len = std::min(kBlock, n - begin);

@@ -19,6 +19,18 @@ struct DropoutDraw {
   static DropoutDraw from_generator(double p);
 };
 
+// The 16-bit draws of elements [4q, 4q + 4), lowest bits first: SplitMix64's
+// output function of the seed stepped q times, so that any element's draw
+// is known without the others' (threads and fused kernels take their own).
+constexpr uint64_t kDrawStep = 0x9e3779b97f4a7c15ULL, kDrawMix1 = 0xbf58476d1ce4e5b9ULL,
+                   kDrawMix2 = 0x94d049bb133111ebULL;
+inline uint64_t quad_draws(const DropoutDraw& d, uint64_t q) {
+  uint64_t z = d.seed + q * kDrawStep;
+  z = (z ^ (z >> 30)) * kDrawMix1;
+  z = (z ^ (z >> 27)) * kDrawMix2;
+  return z ^ (z >> 31);
+}
+
 // out = x > 0 and kept ? x * scale : 0, over n elements; out may be x.
 void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out);
 

@@ -4,6 +4,7 @@
 
 #include "nn/csr_kernels.h"
 #include "nn/gemm.h"
+#include "nn/narrow_sage_layer.h"
 
 namespace tessera::nn::detail {
 namespace {
@@ -90,6 +91,7 @@ void sage_block_backward(const SageBlock& b, const SageWeights& w, const float* 
 
 void sage_aggregated_forward(int64_t n, int64_t in, int64_t out, const float* x_dst, const float* aggregated,
                              const SageWeights& w, const DropoutDraw* then, float* y) {
+  if (narrow_sage_forward(n, in, out, x_dst, aggregated, w, then, y)) return;
   gemm(false, true, n, out, in, 1.0f, aggregated, in, w.w_neigh, in, 0.0f, y, out);
   if (w.w_self != nullptr) gemm(false, true, n, out, in, 1.0f, x_dst, in, w.w_self, in, 1.0f, y, out);
   if (w.bias != nullptr) add_bias(y, w.bias, n, out);
@@ -99,6 +101,9 @@ void sage_aggregated_forward(int64_t n, int64_t in, int64_t out, const float* x_
 void sage_aggregated_backward(int64_t n, int64_t in, int64_t out, const float* x_dst, const float* aggregated,
                               const SageWeights& w, const float* g, const float* activated_out, float scale,
                               float* g_scratch, const SageGradients& grads) {
+  if (grads.dx == nullptr && grads.dx_dst == nullptr && grads.dw_neigh != nullptr &&
+      narrow_sage_weight_gradients(n, in, out, x_dst, aggregated, g, activated_out, scale, grads))
+    return;
   if (activated_out != nullptr) {
     // Back through relu and dropout first; the bias's gradient comes in the same pass.
     unmask_gradient(g, activated_out, n, out, scale, g_scratch, grads.db);
