@@ -2,12 +2,12 @@
 // model's layers: the kernels autograd runs through fused_sage_conv_aggregated, fused_sage_conv, relu_dropout and
 // cross_entropy, in the same order on the same data (so the same bits: loss, accuracy count, every gradient), with
 // none of autograd's graph: no nodes, no saved tensors, no allocation per op. Its buffers live from one step to
-// the next, grown to the largest batch seen. At a GNN's mini-batch shapes the graph's dispatch, allocations and
-// bookkeeping were a sixth of the step (design.md, "The GNN step").
+// the next, grown to the largest batch seen. At the bench's mini-batch shapes the graph's dispatch, allocations
+// and bookkeeping were 15-25% of the step (design.md, "The GNN step").
 //
 // For a model whose layer 0 gets its aggregation done (a loader's aggregate_inputs), as the trainer runs it;
 // evaluation, the Python modules and any other use keep autograd. One step at a time per object. Malformed input
-// throws tessera::Error naming the layer and the shape at fault, before anything is written.
+// throws tessera::Error naming the layer, shape or label at fault, before any gradient is written.
 #pragma once
 
 #include <torch/types.h>
