@@ -181,33 +181,40 @@ TEST(FusedSageConv, PreAggregatedRowsGiveTheSameLayer) {
 // in training (p 0.5, and p 0: relu alone, no draw) and in evaluation; with
 // and without the self term, the bias, and inputs that need gradients.
 TEST(FusedSageConv, ReluDropoutInTheLayerMatchesTheSeparateOp) {
-  for (const bool gcn : {false, true})
-    for (const bool with_bias : {true, false})
-      for (const ReluDropout then : {ReluDropout{0.5, true}, ReluDropout{0.0, true}, ReluDropout{0.5, false}}) {
-        SCOPED_TRACE(fmt::format("gcn {} bias {} p {} training {}", gcn, with_bias, then.p, then.training));
-        torch::manual_seed(9);
-        const torch::Tensor agg0 = torch::randn({301, 9}), xd0 = torch::randn({301, 9});
-        const torch::Tensor ws0 = torch::randn({16, 9}), wn0 = torch::randn({16, 9}), b0 = torch::randn({16});
-        const torch::Tensor g = torch::randn({301, 16});
-        std::vector<torch::Tensor> results;
-        for (const bool fused : {false, true}) {
-          const torch::Tensor agg = agg0.clone().requires_grad_(), xd = xd0.clone().requires_grad_();
-          const torch::Tensor ws = ws0.clone().requires_grad_(), wn = wn0.clone().requires_grad_(),
-                              b = b0.clone().requires_grad_();
-          const torch::Tensor w_self = gcn ? torch::Tensor() : ws, bias = with_bias ? b : torch::Tensor();
-          torch::manual_seed(3);  // the dropout's draw
-          const torch::Tensor y =
-              fused ? fused_sage_conv_aggregated(xd, agg, w_self, wn, bias, then)
-                    : relu_dropout(fused_sage_conv_aggregated(xd, agg, w_self, wn, bias), then.p, then.training);
-          y.backward(g);
-          results.push_back(y.detach());
-          for (const torch::Tensor& t : {agg, xd, ws, wn, b})
-            results.push_back(t.grad().defined() ? t.grad() : torch::zeros({0}));
-        }
-        const size_t per = results.size() / 2;
-        EXPECT_GT(results[0].eq(0).sum().item<int64_t>(), 0) << "nothing was zeroed";
-        for (size_t i = 0; i < per; ++i) EXPECT_TRUE(torch::equal(results[i], results[per + i])) << "result " << i;
-      }
+  // Width 16 takes the one-pass kernels where the build has them (when the
+  // inputs need no gradient, backward too), 20 the separate passes.
+  for (const int64_t width : {16, 20})
+    for (const bool input_grads : {true, false})
+      for (const bool gcn : {false, true})
+        for (const bool with_bias : {true, false})
+          for (const ReluDropout then : {ReluDropout{0.5, true}, ReluDropout{0.0, true}, ReluDropout{0.5, false}}) {
+            SCOPED_TRACE(fmt::format("width {} input gradients {} gcn {} bias {} p {} training {}", width, input_grads,
+                                     gcn, with_bias, then.p, then.training));
+            torch::manual_seed(9);
+            const torch::Tensor agg0 = torch::randn({301, 9}), xd0 = torch::randn({301, 9});
+            const torch::Tensor ws0 = torch::randn({width, 9}), wn0 = torch::randn({width, 9});
+            const torch::Tensor b0 = torch::randn({width});
+            const torch::Tensor g = torch::randn({301, width});
+            std::vector<torch::Tensor> results;
+            for (const bool fused : {false, true}) {
+              const torch::Tensor agg = agg0.clone().requires_grad_(input_grads),
+                                  xd = xd0.clone().requires_grad_(input_grads);
+              const torch::Tensor ws = ws0.clone().requires_grad_(), wn = wn0.clone().requires_grad_(),
+                                  b = b0.clone().requires_grad_();
+              const torch::Tensor w_self = gcn ? torch::Tensor() : ws, bias = with_bias ? b : torch::Tensor();
+              torch::manual_seed(3);  // the dropout's draw
+              const torch::Tensor y =
+                  fused ? fused_sage_conv_aggregated(xd, agg, w_self, wn, bias, then)
+                        : relu_dropout(fused_sage_conv_aggregated(xd, agg, w_self, wn, bias), then.p, then.training);
+              y.backward(g);
+              results.push_back(y.detach());
+              for (const torch::Tensor& t : {agg, xd, ws, wn, b})
+                results.push_back(t.grad().defined() ? t.grad() : torch::zeros({0}));
+            }
+            const size_t per = results.size() / 2;
+            EXPECT_GT(results[0].eq(0).sum().item<int64_t>(), 0) << "nothing was zeroed";
+            for (size_t i = 0; i < per; ++i) EXPECT_TRUE(torch::equal(results[i], results[per + i])) << "result " << i;
+          }
   expect_error([&] { fused_sage_conv_aggregated(torch::Tensor(), torch::randn({2, 3}), torch::Tensor(),
                                                 torch::randn({4, 3}), torch::Tensor(), ReluDropout{1.0, true}); },
                "dropout p must be in [0, 1), got 1");
