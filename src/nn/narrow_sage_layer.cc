@@ -122,9 +122,23 @@ struct GradientArgs {
   __m512 bias_sums;
 };
 
+// sums += the R rows' elements of one input column (column[r * in]) times
+// their gradient rows gr[r], in two chains as narrow_gemm.cc's
+// add_outer_products adds them.
+template <int R>
+inline void add_column(const float* column, int64_t in, const __m512* gr, float* sums) {
+  __m512 lo = _mm512_loadu_ps(sums), hi = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    const __m512 v = _mm512_set1_ps(column[r * in]);
+    if (r < (R + 1) / 2) lo = _mm512_fmadd_ps(v, gr[r], lo);
+    else hi = _mm512_fmadd_ps(v, gr[r], hi);
+  }
+  _mm512_storeu_ps(sums, _mm512_add_ps(lo, hi));
+}
+
 // Adds rows [row, row + R) of the unmasked gradient's outer products with
-// both inputs, as narrow_gemm.cc's add_outer_products adds them (two
-// chains per column), and the rows themselves to the bias's sums.
+// both inputs, column by column, and the rows themselves to the bias's sums.
 template <int R, bool Self>
 inline void add_gradient_rows(GradientArgs& a, int64_t row) {
   const int64_t in = a.in;
@@ -150,24 +164,8 @@ inline void add_gradient_rows(GradientArgs& a, int64_t row) {
       _mm_prefetch(next_agg + j * 64, _MM_HINT_T0);
       if (Self) _mm_prefetch(next_x + j * 64, _MM_HINT_T0);
     }
-    __m512 lo = _mm512_loadu_ps(a.sums_neigh + j * kLanes), hi = _mm512_setzero_ps();
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const __m512 v = _mm512_set1_ps(agg[r * in + j]);
-      if (r < (R + 1) / 2) lo = _mm512_fmadd_ps(v, gr[r], lo);
-      else hi = _mm512_fmadd_ps(v, gr[r], hi);
-    }
-    _mm512_storeu_ps(a.sums_neigh + j * kLanes, _mm512_add_ps(lo, hi));
-    if (Self) {
-      __m512 slo = _mm512_loadu_ps(a.sums_self + j * kLanes), shi = _mm512_setzero_ps();
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) {
-        const __m512 v = _mm512_set1_ps(x[r * in + j]);
-        if (r < (R + 1) / 2) slo = _mm512_fmadd_ps(v, gr[r], slo);
-        else shi = _mm512_fmadd_ps(v, gr[r], shi);
-      }
-      _mm512_storeu_ps(a.sums_self + j * kLanes, _mm512_add_ps(slo, shi));
-    }
+    add_column<R>(agg + j, in, gr, a.sums_neigh + j * kLanes);
+    if (Self) add_column<R>(x + j, in, gr, a.sums_self + j * kLanes);
   }
 }
 

@@ -64,12 +64,13 @@ detail::SageBlock block_layer(SageConvImpl& l, const BlockTensors& b, size_t i) 
   return s;
 }
 
-}  // namespace
-
-float* SageStep::buffer(std::vector<float>& b, int64_t n) {
+// A buffer of at least n floats, kept and grown from step to step.
+float* buffer(std::vector<float>& b, int64_t n) {
   if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
   return b.data();
 }
+
+}  // namespace
 
 SageStepResult SageStep::run(Sage& model, const std::vector<BlockTensors>& blocks, const torch::Tensor& x_dst,
                              const torch::Tensor& aggregated, const torch::Tensor& labels) {

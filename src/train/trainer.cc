@@ -101,6 +101,12 @@ void backward_into_fresh_gradients(torch::optim::Optimizer& optimizer, const tor
     if (!p->grad().defined()) p->mutable_grad() = torch::zeros_like(*p);
 }
 
+// The destinations' own rows of a batch whose loader aggregated its inputs
+// (undefined when it carries none: the "gcn" aggregator needs none).
+torch::Tensor destination_rows_of(const sampling::MiniBatch& batch) {
+  return batch.features.empty_handle() ? torch::Tensor() : features_of(batch);
+}
+
 // The all-reduce of the gradients backward left and the optimizer's step.
 void synchronize_and_step(torch::nn::Module& model, torch::optim::Optimizer& optimizer, distributed::Collectives& coll,
                           StepResult* r) {
@@ -132,8 +138,8 @@ StepResult sage_supervised_step(nn::Sage& model, nn::SageStep& step, torch::opti
     return supervised_step(*model, optimizer, coll, [&] { return sage_logits(model, batch, blocks); }, labels);
   StepResult r;
   Timer t;
-  const torch::Tensor x_dst = batch.features.empty_handle() ? torch::Tensor() : features_of(batch);
-  const nn::SageStepResult own = step.run(model, blocks, x_dst, rows_of(batch.aggregated), labels);
+  const nn::SageStepResult own =
+      step.run(model, blocks, destination_rows_of(batch), rows_of(batch.aggregated), labels);
   r.loss = own.loss;
   r.correct = own.correct;
   r.compute_s = t.seconds();
@@ -356,8 +362,7 @@ std::vector<nn::BlockTensors> blocks_of(const sampling::MiniBatch& batch) {
 
 torch::Tensor sage_logits(nn::Sage& model, const sampling::MiniBatch& batch, const std::vector<nn::BlockTensors>& blocks) {
   if (batch.aggregated.empty_handle()) return model->forward(blocks, features_of(batch));
-  const torch::Tensor x_dst = batch.features.empty_handle() ? torch::Tensor() : features_of(batch);
-  return model->forward_aggregated(blocks, x_dst, rows_of(batch.aggregated));
+  return model->forward_aggregated(blocks, destination_rows_of(batch), rows_of(batch.aggregated));
 }
 
 torch::Tensor labels_of(const sampling::MiniBatch& batch) {

@@ -34,9 +34,6 @@ class SageStep {
                      const torch::Tensor& aggregated, const torch::Tensor& labels);
 
  private:
-  // A buffer of at least n floats, kept and grown from step to step.
-  float* buffer(std::vector<float>& b, int64_t n);
-
   std::vector<std::vector<float>> outputs_;  // each layer's (activated) output
   std::vector<std::vector<float>> forward_scratch_;
   std::vector<std::vector<float>> input_grads_;  // the gradient into each layer's input (layers >= 1)
