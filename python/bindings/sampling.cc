@@ -228,8 +228,8 @@ void bind_sampling(py::module_& m) {
       })
       .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
       .def("set_typed_fetch", &DistDataLoader::set_typed_fetch, py::arg("inputs"), py::arg("label"))
-      .def("set_feature_cache",
-           [](DistDataLoader& l, std::shared_ptr<distributed::RemoteRowCache> cache) { l.set_feature_cache(cache); },
+      .def("add_feature_cache",
+           [](DistDataLoader& l, std::shared_ptr<distributed::RemoteRowCache> cache) { l.add_feature_cache(cache); },
            py::arg("cache"))
       .def("stop", [](DistDataLoader& l) {
         py::gil_scoped_release release;

@@ -13,12 +13,14 @@
 namespace tessera::distributed {
 namespace {
 
-// The local offsets of partition `part`'s `count` nodes of largest
-// in-degree, asked of its main server.
-std::vector<int64_t> hottest_nodes(Context& ctx, int part, int64_t count) {
+// The local offsets of the `count` nodes of largest in-degree among partition `part`'s local offsets
+// [first, end) (one node type's), asked of its main server.
+std::vector<int64_t> hottest_nodes(Context& ctx, int part, int64_t first, int64_t end, int64_t count) {
   net::Header h = net::make_header(server::kTopInDegree, 0, "");
   h.iarg = count;
-  net::Reply reply = std::move(ctx.client().wait({ctx.client().send(ctx.server_for(part), h, {})})[0]);
+  std::vector<zmq::message_t> frames;
+  frames.push_back(net::frame_of(std::vector<int64_t>{first, end}));
+  net::Reply reply = std::move(ctx.client().wait({ctx.client().send(ctx.server_for(part), h, std::move(frames))})[0]);
   if (reply.frames.size() != 1 || reply.frames[0].size() != static_cast<size_t>(count) * sizeof(int64_t))
     fail("the {} nodes of largest in-degree of partition {}: the reply has the wrong size", count, part);
   const int64_t* offsets = reply.frames[0].data<int64_t>();
@@ -32,9 +34,6 @@ std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store:
   if (!(fraction >= 0 && fraction <= 1))
     fail("--cache-remote-features must be a fraction of the remote nodes in [0, 1] (got {})", fraction);
   if (fraction == 0 || ctx.standalone()) return nullptr;
-  if (ctx.config().ntypes.size() != 1)
-    fail("caching rows of {}: the graph has {} node types; the remote-row cache takes graphs with one", spec.name,
-         ctx.config().ntypes.size());
   const IdSpace& space = ctx.book().space(spec.policy);
   if (!space.is_node) fail("caching rows of {}: it is indexed by {}, not by nodes", spec.name, spec.policy);
 
@@ -46,17 +45,21 @@ std::shared_ptr<RemoteRowCache> RemoteRowCache::build(Context& ctx, const store:
   const double budget_rows = static_cast<double>(max_bytes) / static_cast<double>(std::max<size_t>(1, spec.row_bytes()));
   const double share = remote == 0 ? 0.0 : std::min(fraction, budget_rows / static_cast<double>(remote));
 
-  // With one node type a partition's local offsets are its IDs' offsets.
+  // The tensor is indexed by its node type's type-local IDs; partition p
+  // holds that type's nodes at one run of its local offsets (homogeneous
+  // IDs run partition-major, type-minor), whose hottest it names.
+  const IdSpace& first_type = ctx.book().node_space(0);
   std::vector<int64_t> ids;
   for (int p = 0; p < ctx.num_parts(); ++p) {
     if (p == ctx.local_part()) continue;
     const int64_t owned = space.starts[p + 1] - space.starts[p];
     const int64_t count = std::min(owned, static_cast<int64_t>(std::floor(share * static_cast<double>(owned) + 0.5)));
     if (count == 0) continue;
-    for (int64_t offset : hottest_nodes(ctx, p, count)) {
-      if (offset < 0 || offset >= owned)
-        fail("partition {} named node {} among its hottest, but owns {}", p, offset, owned);
-      ids.push_back(space.starts[p] + offset);
+    const int64_t first = space.homogeneous_first[p] - first_type.homogeneous_first[p];
+    for (int64_t offset : hottest_nodes(ctx, p, first, first + owned, count)) {
+      if (offset < first || offset >= first + owned)
+        fail("partition {} named node {} among the hottest of its offsets [{}, {})", p, offset, first, first + owned);
+      ids.push_back(space.starts[p] + offset - first);
     }
   }
   std::sort(ids.begin(), ids.end());

@@ -32,7 +32,7 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
     for (const std::string& ntype : ntypes)
       if (options_.typed_inputs.count(ntype) == 0) fail("node type '{}' has no input tensor", ntype);
   fetch_ = plan_fetch(options_.typed_inputs.empty() ? options_.feature : "", options_.label, options_.typed_inputs);
-  fetch_.cache = options_.feature_cache;
+  for (const auto& cache : options_.feature_caches) add_feature_cache(cache);
   if (options_.aggregate_inputs) {
     if (!options_.typed_inputs.empty() || options_.pyg_layout)
       fail("a loader that aggregates its input rows fetches one feature tensor in blocks (no typed inputs, no PyG "
@@ -99,7 +99,7 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
 
 void DistDataLoader::install(FetchPlan plan) {
   std::lock_guard<std::mutex> lock(mutex_);
-  plan.cache = std::move(fetch_.cache);
+  plan.caches = std::move(fetch_.caches);
   fetch_ = std::move(plan);
 }
 
@@ -111,9 +111,20 @@ void DistDataLoader::set_typed_fetch(const std::map<std::string, std::string>& i
   install(plan_fetch("", label, inputs));
 }
 
-void DistDataLoader::set_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache) {
+void DistDataLoader::add_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache) {
+  if (!cache) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  fetch_.cache = std::move(cache);
+  auto& caches = fetch_.caches;
+  caches.erase(std::remove_if(caches.begin(), caches.end(),
+                              [&](const auto& c) { return c->spec().name == cache->spec().name; }),
+               caches.end());
+  caches.push_back(std::move(cache));
+}
+
+const distributed::RemoteRowCache* DistDataLoader::FetchPlan::cache_of(const store::TensorSpec& spec) const {
+  for (const auto& cache : caches)
+    if (cache->spec().name == spec.name) return cache.get();
+  return nullptr;
 }
 
 void DistDataLoader::limit_batches(int64_t count) {
@@ -222,8 +233,8 @@ void DistDataLoader::fetch_typed_inputs(net::Client* client, int worker_index, c
 
 Array DistDataLoader::pull_inputs(net::Client* client, int worker_index, const FetchPlan& fetch,
                                   const store::TensorSpec& spec, const int64_t* ids, int64_t count) const {
-  const distributed::RemoteRowCache* cache = fetch.cache.get();
-  const bool cached = cache != nullptr && cache->spec().name == spec.name;
+  const distributed::RemoteRowCache* cache = fetch.cache_of(spec);
+  const bool cached = cache != nullptr;
   // A machine without a partition takes each partition's rows as its reply
   // frame when they all come from one: there is no copy to save.
   if (!cached && !ctx_->has_local_part()) return distributed::pull_rows(*ctx_, client, worker_index, spec, ids, count);
@@ -240,8 +251,8 @@ void DistDataLoader::aggregate_inputs(net::Client* client, int worker_index, con
   const int64_t count = first.num_src();
   std::vector<const char*> rows(static_cast<size_t>(count));
   Array pulled;  // the remote rows no cache holds
-  const distributed::RemoteRowCache* cache = fetch.cache.get();
-  if (cache != nullptr && cache->spec().name == spec.name)
+  const distributed::RemoteRowCache* cache = fetch.cache_of(spec);
+  if (cache != nullptr)
     cache->locate(*ctx_, client, worker_index, first.src_nodes.data(), count, rows.data(), &pulled);
   else
     distributed::locate_rows(*ctx_, client, worker_index, spec, first.src_nodes.data(), count, rows.data(), &pulled);

@@ -40,11 +40,21 @@ Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* 
 
 Frames serve_top_in_degree(ServerState& state, net::Request& request, net::Header* reply) {
   const int64_t n = state.partition->num_nodes(), count = request.header.iarg;
-  if (count < 0 || count > n)
-    throw net::ProtocolError(fmt::format("asked for the {} nodes of largest in-degree of a partition of {}", count, n));
+  int64_t first = 0, end = n;
+  if (!request.frames.empty()) {
+    if (request.frames.size() != 1 || request.frames[0].size() != 2 * sizeof(int64_t))
+      throw net::ProtocolError("the range of nodes of largest in-degree is one frame of two int64 offsets");
+    first = request.frames[0].data<int64_t>()[0];
+    end = request.frames[0].data<int64_t>()[1];
+    if (first < 0 || first > end || end > n)
+      throw net::ProtocolError(fmt::format("local offsets [{}, {}) are not a range of a partition of {}", first, end, n));
+  }
+  if (count < 0 || count > end - first)
+    throw net::ProtocolError(
+        fmt::format("asked for the {} nodes of largest in-degree of a range of {} nodes", count, end - first));
   const int64_t* indptr = state.partition->indptr().data<int64_t>();
-  std::vector<int64_t> nodes(n);
-  for (int64_t i = 0; i < n; ++i) nodes[i] = i;
+  std::vector<int64_t> nodes(static_cast<size_t>(end - first));
+  for (int64_t i = first; i < end; ++i) nodes[i - first] = i;
   // Largest first; ties by offset, so every trainer caches the same nodes.
   std::partial_sort(nodes.begin(), nodes.begin() + count, nodes.end(), [indptr](int64_t a, int64_t b) {
     const int64_t da = indptr[a + 1] - indptr[a], db = indptr[b + 1] - indptr[b];

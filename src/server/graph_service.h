@@ -20,8 +20,11 @@ namespace tessera::server {
 constexpr net::RequestType kInDegrees = 7;
 // Frames: edge ids of the partition -> reply: source ids, destination ids.
 constexpr net::RequestType kFindEdges = 8;
-// iarg = count -> reply: the local offsets (int64) of the `count` nodes of
-// largest in-degree, largest first, ties by offset.
+// iarg = count, and optionally a frame of two int64: the local offsets
+// [first, end) to choose from (one node type's, on a heterogeneous graph;
+// without it every node) -> reply: the local offsets (int64) of the `count`
+// nodes of that range of largest in-degree (over every edge type), largest
+// first, ties by offset.
 constexpr net::RequestType kTopInDegree = 17;
 // Frames: homogeneous node IDs (any partition's), iarg as kInDegrees ->
 // reply: how many of this partition's edges (of that type) start at each

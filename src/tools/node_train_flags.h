@@ -64,7 +64,7 @@ inline void add_node_train_flags(CLI::App* cmd, train::NodeTrainOptions& o, cons
                 "tessera launch --max-restarts)");
 }
 
-// The remote-feature cache's flags (`train sage`, `train link`).
+// The remote-feature cache's flags (`train sage`, `train link`, `train rgcn`).
 inline void add_feature_cache_flags(CLI::App* cmd, train::FeatureCacheOptions& o) {
   cmd->add_option("--cache-remote-features,--cache_remote_features", o.cache_remote_features,
                   "share of every other machine's nodes (largest in-degree first) whose features each trainer keeps "

@@ -55,6 +55,7 @@ void add_rgcn(CLI::App& train) {
   cmd->add_flag("--sparse-embedding,--sparse_embedding", *ignored_flag,
                 "accepted for DGL's command line: featureless types always learn DistEmbedding rows");
   cmd->add_option("--num-servers,--num_servers", *ignored, "accepted for DGL's command line (the launcher's flag)");
+  tools::add_feature_cache_flags(cmd, *o);
   // The callback owns every variable an option writes to: CLI11 keeps only
   // references, and a flag parsed into a freed one corrupts the heap.
   cmd->callback([o, ignored, ignored_flag] { run_trainer(*o, &train::run_rgcn_training); });

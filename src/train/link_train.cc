@@ -142,7 +142,7 @@ int run_link_training(const LinkTrainOptions& o) {
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   lo.label = "";
   // 'feat' is read-only, so training, ranking and the embedding probe share one cache.
-  lo.feature_cache = feature_cache(*ctx, feat, o, log);
+  lo.feature_caches = feature_caches(*ctx, {feat.spec()}, o, log);
   auto edges = std::make_shared<sampling::EdgeBatchOptions>();
   edges->negatives.mode = sampling::NegativeSampling::Mode::kPerSource;
   edges->negatives.k = o.num_negs;
@@ -215,7 +215,7 @@ int run_link_training(const LinkTrainOptions& o) {
   if (o.logistic_regression && ctx->rank() == 0)
     record.update({{"embedding_val_acc", probe.val}, {"embedding_test_acc", probe.test}});
   record.update(all.times());
-  record.update(feature_cache_summary(*ctx, lo.feature_cache.get()));
+  record.update(feature_cache_summary(*ctx, lo.feature_caches));
   ctx->finalize();
   loop.finish(record);
   return 0;

@@ -95,6 +95,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   if (o.sparse_optimizer != "adam" && o.sparse_optimizer != "adagrad")
     fail("--sparse-optimizer '{}': expected adam or adagrad", o.sparse_optimizer);
   check(o.checkpoint);
+  check_feature_cache(o);
   auto ctx = join_job(o);
   const PartitionConfig& config = ctx->config();
   distributed::DistGraph g(*ctx);
@@ -108,7 +109,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   run_config.update({{"dataset", o.dataset}, {"predict_category", category}, {"num_bases", o.num_bases},
                      {"fanout_mode", o.fanout_mode}, {"sparse_lr", o.sparse_lr},
                      {"sparse_optimizer", o.sparse_optimizer}, {"self_loop", o.self_loop},
-                     {"layer_norm", o.layer_norm}});
+                     {"layer_norm", o.layer_norm}, {"cache_remote_features", o.cache_remote_features}});
   run::RunLog log = open_run_log(*ctx, out_dir, "train rgcn", run_config, resuming(o.checkpoint));
 
   nn::RgcnOptions mo;
@@ -142,6 +143,12 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
     is_embedded[t] = true;
     lo.typed_inputs[ntype] = embeddings[t]->name();
   }
+  // Typed features are read-only partition data: each type's remote rows of
+  // largest in-degree are kept here, for training and evaluation alike.
+  std::vector<store::TensorSpec> featured;
+  for (const auto& [ntype, dim] : mo.feature_dims)
+    featured.push_back(distributed::DistTensor::open(*ctx, store::node_tensor_name(ntype, "feat")).spec());
+  lo.feature_caches = feature_caches(*ctx, featured, o, log);
   std::unique_ptr<distributed::SparseOptimizer> sparse_optimizer;
   if (!embedding_list.empty()) {
     if (o.sparse_optimizer == "adam") sparse_optimizer = std::make_unique<distributed::SparseAdam>(*ctx, embedding_list, o.sparse_lr);
@@ -240,6 +247,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
       if (embeddings[t]) embeddings[t]->save(out_dir + "/embeddings/" + config.ntypes[t] + ".npy");
   }
   summary.model_dir = out_dir + "/model";
+  summary.extra = feature_cache_summary(*ctx, lo.feature_caches);
   loop.finish(summary);
   return 0;
 }

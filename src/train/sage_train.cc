@@ -64,8 +64,7 @@ int run_sage_training(const SageTrainOptions& o) {
 
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   // 'feat' is read-only here, so training and evaluation share one cache.
-  const std::shared_ptr<distributed::RemoteRowCache> cache = feature_cache(*ctx, feat, o, log);
-  lo.feature_cache = cache;
+  lo.feature_caches = feature_caches(*ctx, {feat.spec()}, o, log);
   // The first layer's aggregation of the fixed features happens on the
   // sampler threads, where the rows are read anyway (design.md, "The GNN step").
   lo.aggregate_inputs = mo.aggregator == "gcn" ? nn::CsrReduce::kGcnMean : nn::CsrReduce::kMean;
@@ -107,7 +106,7 @@ int run_sage_training(const SageTrainOptions& o) {
 
   if (logger) nn::save_sage(model, mo, out_dir + "/model");
   summary.model_dir = out_dir + "/model";
-  if (cache) summary.extra = feature_cache_summary(*ctx, cache.get());
+  summary.extra = feature_cache_summary(*ctx, lo.feature_caches);
   loop.finish(summary);
   return 0;
 }

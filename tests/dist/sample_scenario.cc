@@ -94,7 +94,7 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
   options.batch_size = 32;
   options.num_samplers = samplers;
   options.seed = 5;
-  options.feature_cache = std::move(cache);
+  if (cache) options.feature_caches = {std::move(cache)};
   options.aggregate_inputs = aggregate;
   sampling::DistDataLoader loader(ctx, sampler, seeds, options);
   loader.limit_batches(20);
@@ -128,7 +128,7 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
     if (aggregate) check_aggregated(batch, feat, o, *aggregate);
   }
   if (batches != 20) fail("the loader gave {} batches, expected 20", batches);
-  if (options.feature_cache || aggregate) return;
+  if (!options.feature_caches.empty() || aggregate) return;
   fmt::print("rank {}: {} loader batches with {} samplers match the dataset\n", ctx.rank(), batches, samplers);
 }
 

@@ -5,14 +5,15 @@
 // every row that comes from here is a row that no server gathers, encrypts and sends. GraphLearn-for-PyTorch
 // keeps a cache of the same kind; DistDGL pulls every remote row every time.
 //
-// Each remote partition's main server names its nodes of largest in-degree (one request each); their rows are
-// pulled once, in ID order, and found again through a rank bitmap (1.5 bits per node of the graph: no hash
-// table, no per-node index). The tensor must not change while the cache is used: the cache never sees a push.
+// Each remote partition's main server names its nodes of largest in-degree (one request each; on a graph of
+// several node types, those of the tensor's type, by in-degree over every edge type: a cache per typed
+// tensor, as ogbn-mag's paper features); their rows are pulled once, in ID order, and found again through a
+// rank bitmap (1.5 bits per node of the type: no hash table, no per-node index). The tensor must not change while the cache is used: the cache never sees a push.
 //
 // build() is not collective; it uses the Context's connection, so it runs on the Context's thread. pull() only
 // reads the cache, so any number of sampler threads may call it at once, each with its own connection. Errors
-// are tessera::Error: a fraction outside [0, 1], a graph with several node types, a tensor that is not indexed
-// by nodes, or a server that does not answer.
+// are tessera::Error: a fraction outside [0, 1], a tensor that is not indexed by nodes, or a server that does
+// not answer.
 #pragma once
 
 #include <atomic>
@@ -33,9 +34,9 @@ namespace tessera::distributed {
 
 class RemoteRowCache {
  public:
-  // Caches `fraction` of every other partition's nodes (all partitions on a
-  // client machine), those of largest in-degree, in at most `max_bytes` of
-  // rows (each partition then gets its share). Null when fraction is 0 or
+  // Caches `fraction` of every other partition's nodes of the tensor's node
+  // type (all partitions on a client machine), those of largest in-degree,
+  // in at most `max_bytes` of rows (each partition then gets its share). Null when fraction is 0 or
   // the process is standalone (every row is local then).
   static std::shared_ptr<RemoteRowCache> build(Context& ctx, const store::TensorSpec& spec, double fraction,
                                                int64_t max_bytes);

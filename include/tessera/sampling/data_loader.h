@@ -86,9 +86,11 @@ struct LoaderOptions {
   // (MiniBatch::pyg) and fetch the input rows (`feature`, or typed inputs)
   // of its nodes, in pyg.nodes' order.
   bool pyg_layout = false;
-  // Rows of `feature` kept in this process (RemoteRowCache::build); used
-  // when it caches the tensor the batches fetch. Loaders may share one.
-  std::shared_ptr<const distributed::RemoteRowCache> feature_cache;
+  // Rows of node tensors kept in this process (RemoteRowCache::build), at
+  // most one per tensor: `feature`'s, or some typed inputs' (one per node
+  // type with features). Each serves the fetches of its own tensor; the
+  // other tensors' rows come from the servers. Loaders may share them.
+  std::vector<std::shared_ptr<const distributed::RemoteRowCache>> feature_caches;
   // Reduce the input rows on the sampler thread: each batch carries
   // blocks[0]'s mean (kMean) or gcn mean (kGcnMean) of its sources' `feature`
   // rows (MiniBatch::aggregated), each row read once where it lies (no
@@ -134,10 +136,10 @@ class DistDataLoader {
   // the full name of their input tensor (as typed_inputs; a type left out
   // gets no rows), `label` is the seeds' node data or "".
   void set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label);
-  // Rows of the fetched feature kept in this process (as
-  // LoaderOptions::feature_cache), from the next batch a sampler claims on;
-  // null for none.
-  void set_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache);
+  // Rows of one fetched tensor kept in this process (as
+  // LoaderOptions::feature_caches), from the next batch a sampler claims
+  // on; it replaces the cache of the same tensor, if any.
+  void add_feature_cache(std::shared_ptr<const distributed::RemoteRowCache> cache);
 
   // Shuffles (by seed and epoch) and starts the samplers on the epoch.
   void start_epoch(int epoch);
@@ -158,11 +160,13 @@ class DistDataLoader {
     // Typed inputs: by node type, that type's input tensor (no name: the
     // type fetches no rows). Empty: no typed inputs.
     std::vector<store::TensorSpec> input_specs;
-    std::shared_ptr<const distributed::RemoteRowCache> cache;  // used when it holds the tensor fetched
+    std::vector<std::shared_ptr<const distributed::RemoteRowCache>> caches;  // one per tensor at most
+    // The cache of tensor `spec`, or null.
+    const distributed::RemoteRowCache* cache_of(const store::TensorSpec& spec) const;
   };
   FetchPlan plan_fetch(const std::string& feature, const std::string& label,
                        const std::map<std::string, std::string>& typed_inputs) const;
-  // Makes `plan` what samplers fetch from their next claim on, keeping the cache.
+  // Makes `plan` what samplers fetch from their next claim on, keeping the caches.
   void install(FetchPlan plan);
   void produce(Worker& worker, int worker_index, int64_t batch_index, const FetchPlan& fetch, MiniBatch* batch);
   void run_worker(int worker_index);

@@ -17,7 +17,7 @@
 
 namespace tessera::train {
 
-struct RgcnTrainOptions : NodeTrainOptions {
+struct RgcnTrainOptions : NodeTrainOptions, FeatureCacheOptions {
   std::string dataset;                    // --dataset: informational, as in DGL
   std::string predict_category;           // default: the one node type with labels
   int64_t num_bases = -1;                 // -1: one weight per relation

@@ -211,17 +211,20 @@ void broadcast_parameters(torch::nn::Module& model, distributed::Collectives& co
 // --cache-remote-features and --feature-cache-mb, checked before a trainer
 // joins its job.
 void check_feature_cache(const FeatureCacheOptions& options);
-// The trainer's cache of other machines' rows of `feat` (null when there is
-// nothing to cache: standalone, or a share of 0), logged to `log`; its
-// loaders share it through LoaderOptions::feature_cache. `feat` is read-only
-// partition data. Not collective.
-std::shared_ptr<distributed::RemoteRowCache> feature_cache(distributed::Context& ctx,
-                                                           const distributed::DistTensor& feat,
-                                                           const FeatureCacheOptions& options, run::RunLog& log);
+// The trainer's caches of other machines' rows of `tensors` (one per
+// tensor: GraphSAGE's 'feat', or each featured node type's on a
+// heterogeneous graph), logged to `log`; none when there is nothing to
+// cache (standalone, or a share of 0). The tensors share
+// --feature-cache-mb in proportion to the bytes each would cache. Its
+// loaders share them through LoaderOptions::feature_caches. The tensors are
+// read-only partition data. Not collective.
+using FeatureCaches = std::vector<std::shared_ptr<const distributed::RemoteRowCache>>;
+FeatureCaches feature_caches(distributed::Context& ctx, const std::vector<store::TensorSpec>& tensors,
+                             const FeatureCacheOptions& options, run::RunLog& log);
 // What the trainers' caches served, for the final record: rows per trainer
 // and the share of remote rows found in a cache. Collective; {} without a
 // cache (then no trainer has one).
-nlohmann::json feature_cache_summary(distributed::Context& ctx, const distributed::RemoteRowCache* cache);
+nlohmann::json feature_cache_summary(distributed::Context& ctx, const FeatureCaches& caches);
 
 // The training loader's options from the shared flags: --batch-size,
 // --seed, and --num-samplers sampler threads (else the launcher's count).

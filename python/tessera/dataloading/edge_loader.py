@@ -54,7 +54,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
 
     def __init__(self, g, eids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
                  exclude=None, reverse_eids=None, reverse_etypes=None, negative_sampler=None, num_samplers=None,
-                 cache_remote_features=0.25, _pairs=None, **kwargs):
+                 cache_remote_features=None, _pairs=None, **kwargs):
         if isinstance(graph_sampler, EdgePredictionSampler):
             exclude = graph_sampler.exclude if exclude is None else exclude
             reverse_eids = graph_sampler.reverse_eids if reverse_eids is None else reverse_eids

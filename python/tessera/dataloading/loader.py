@@ -43,13 +43,13 @@ class DistNodeDataLoader:
     gives (input_nodes, output_nodes, blocks) per mini-batch; len() is the number of batches per epoch.
 
     Tessera's own arguments: num_samplers (sampler threads; the launcher's --num-samplers by default) and
-    cache_remote_features (default 0.25): the fraction of other machines' nodes, those of largest in-degree,
+    cache_remote_features (default 0.25, or TESSERA_CACHE_REMOTE_FEATURES): the fraction of other machines' nodes, those of largest in-degree,
     whose rows of the prefetched feature this process keeps, shared by its loaders, as `tessera train sage
     --cache-remote-features` does; 0 pulls every remote row every time, as DistDGL does. Only partition data is
     cached (it is read-only, so the copy is exact), once the loader knows which feature the loop reads."""
 
     def __init__(self, g, nids, graph_sampler, device=None, batch_size=1, shuffle=False, drop_last=False,
-                 num_workers=0, num_samplers=None, cache_remote_features=0.25, **kwargs):
+                 num_workers=0, num_samplers=None, cache_remote_features=None, **kwargs):
         check_loader_arguments("DistNodeDataLoader", g, batch_size, kwargs, {"collate_fn"})
         self._cache_fraction = context.cache_fraction(cache_remote_features)
         info = context.ensure_initialized()
@@ -136,11 +136,15 @@ class DistNodeDataLoader:
         """Once the samplers fetch a feature (graph of one node type): the process's cache of its rows."""
         cache = context.loader_feature_cache(self._g, self._ntype, self._feature, self._cache_fraction)
         if cache is not None:
-            self._c.set_feature_cache(cache)
+            self._c.add_feature_cache(cache)
 
     def _set_typed_fetch(self):
         self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, f) for nt, f in self._typed_features.items()},
                                 self._label or "")
+        for nt, f in self._typed_features.items():  # a cache per node type, as train rgcn's
+            cache = context.loader_feature_cache(self._g, nt, f, self._cache_fraction)
+            if cache is not None:
+                self._c.add_feature_cache(cache)
 
     def __len__(self):
         return self._c.batches_per_epoch

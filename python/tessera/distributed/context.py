@@ -5,6 +5,7 @@ and exits when the job ends, as DGL's servers do). Without a launcher, in a plai
 runs standalone: the C++ core starts when the first DistGraph names its 1-partition config.
 """
 import atexit
+import os
 import sys
 import threading
 import warnings
@@ -20,7 +21,7 @@ def _launched():
 
 
 def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_threads=1, use_graphbolt=False,
-               part_config=None, num_threads=0):
+               part_config=None, num_threads=0, num_servers=None, num_workers=None):
     """Joins the job, as dgl.distributed.initialize.
 
     ip_config: the launcher's ip_config (checked against it) or None. max_queue_size, net_type and
@@ -28,7 +29,9 @@ def initialize(ip_config=None, max_queue_size=None, net_type=None, num_worker_th
     samples with its own C++ sampler either way. part_config: the 1-partition config for standalone mode
     (DistGraph's part_config does the same). num_threads: intra-op threads (0: TESSERA_NUM_THREADS, else
     OMP_NUM_THREADS, else half the host's cores over the trainers on it, leaving the rest to sampler threads and
-    servers).
+    servers). num_servers and num_workers: DGL 0.5-0.8's (its older examples call initialize(ip_config,
+    num_servers, num_workers=...), so the second positional argument is ignored under either meaning); the
+    launcher's --num-servers and --num-samplers decide both here.
     """
     if _C.is_initialized() or _state["pending"]:
         raise RuntimeError("tessera.distributed.initialize() was already called in this process")
@@ -95,11 +98,27 @@ _ROWS_READ = {}  # tensor name -> rows its DistTensor reads asked for before it 
 DEFAULT_CACHE_FRACTION = 0.25
 
 
-def feature_cache(tensor, fraction=DEFAULT_CACHE_FRACTION, max_mb=1024):
+def default_cache_fraction():
+    """The share of other machines' rows cached where a script does not say: TESSERA_CACHE_REMOTE_FEATURES (0 turns
+    the cache off for an unchanged DGL script), else DEFAULT_CACHE_FRACTION."""
+    value = os.environ.get("TESSERA_CACHE_REMOTE_FEATURES", "")
+    if not value:
+        return DEFAULT_CACHE_FRACTION
+    try:
+        fraction = float(value)
+    except ValueError:
+        fraction = -1.0
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"TESSERA_CACHE_REMOTE_FEATURES={value!r}: expected a fraction in [0, 1] (0: no cache)")
+    return fraction
+
+
+def feature_cache(tensor, fraction=None, max_mb=1024):
     """The process's cache of other machines' rows of node tensor `tensor` (full name): `fraction` of their nodes,
     those of largest in-degree (as `tessera train sage --cache-remote-features`), built on first use; the
     fraction asked first holds for the process."""
     if tensor not in _FEATURE_CACHES:
+        fraction = default_cache_fraction() if fraction is None else fraction
         _FEATURE_CACHES[tensor] = _C.RemoteRowCache.build(tensor, float(fraction), int(max_mb))
     return _FEATURE_CACHES[tensor]
 
@@ -122,14 +141,17 @@ def cache_for_reads(c_tensor, count):
         return _FEATURE_CACHES[name]
     if not c_tensor.dtype.startswith("float") or threading.current_thread() is not threading.main_thread():
         return None
+    fraction = default_cache_fraction()
     _ROWS_READ[name] = _ROWS_READ.get(name, 0) + count
-    if _ROWS_READ[name] < DEFAULT_CACHE_FRACTION * c_tensor.num_rows:
+    if fraction == 0 or _ROWS_READ[name] < fraction * c_tensor.num_rows:
         return None
-    return feature_cache(name)
+    return feature_cache(name, fraction)
 
 
 def cache_fraction(value):
-    """A loader's cache_remote_features argument, checked."""
+    """A loader's cache_remote_features argument, checked; None: default_cache_fraction()."""
+    if value is None:
+        return default_cache_fraction()
     fraction = float(value)
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"cache_remote_features must be a fraction in [0, 1], not {value}")

@@ -59,7 +59,7 @@ class DistLinkNeighborLoader:
 
     def __init__(self, data, num_neighbors, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, collect_features=True,
-                 to_device=None, exclude=None, edge_ids=None, num_samplers=None, cache_remote_features=0.25,
+                 to_device=None, exclude=None, edge_ids=None, num_samplers=None, cache_remote_features=None,
                  **kwargs):
         self._pyg = pyg_data()
         unknown = set(kwargs) - {"worker_options", "edge_dir", "with_weight"}

@@ -93,11 +93,11 @@ class DistNeighborLoader:
     """DistNeighborLoader(data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
     collect_features=True, to_device=None): `data` a DistDataset or DistGraph; len() is the batches per epoch.
     The sampler threads lay each batch out as PyG's subgraph and fetch its nodes' feature rows and its seeds'
-    labels, ahead of the loop; cache_remote_features is tessera.dataloading.DistNodeDataLoader's (a graph of one
-    node type keeps that fraction of other machines' feature rows in this process)."""
+    labels, ahead of the loop; cache_remote_features is tessera.dataloading.DistNodeDataLoader's (each node type
+    with the feature keeps that fraction of other machines' rows of it in this process)."""
 
     def __init__(self, data, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, drop_last=False,
-                 collect_features=True, to_device=None, with_edge=True, num_samplers=None, cache_remote_features=0.25,
+                 collect_features=True, to_device=None, with_edge=True, num_samplers=None, cache_remote_features=None,
                  **kwargs):
         self._pyg = pyg_data()
         unknown = set(kwargs) - {"worker_options", "edge_dir", "with_weight"}
@@ -129,10 +129,12 @@ class DistNeighborLoader:
             has = [nt for nt in g.ntypes if self._feature is not None and self._feature in g.nodes[nt].data]
             self._c.set_typed_fetch({nt: _C.node_tensor_name(nt, self._feature) for nt in has}, self._label or "")
         else:
+            has = g.ntypes[:1]
             self._c.set_fetch(self._feature or "", self._label or "")
-            cache = context.loader_feature_cache(g, g.ntypes[0], self._feature, fraction)
+        for nt in has:  # a cache per node type with the feature
+            cache = context.loader_feature_cache(g, nt, self._feature, fraction)
             if cache is not None:
-                self._c.set_feature_cache(cache)
+                self._c.add_feature_cache(cache)
         self._epoch = 0
 
     def _present(self, name):
