@@ -144,6 +144,10 @@ class Block(_Copies, MessagePassing):
             return self.indices, self.dst_of_edges(), torch.arange(len(self.indices))
         raise ValueError(f"edges(form=...) is 'uv', 'eid' or 'all', not {form!r}")
 
+    def all_edges(self, form="uv", order="eid", etype=None):
+        """DGL's name for every edge of the graph: edges() (a block's edges are in ID order already)."""
+        return self.edges(form, order, etype)
+
     def in_degrees(self, v=None, etype=None):
         deg = self.indptr[1:] - self.indptr[:-1]
         return deg if v is None else deg[torch.as_tensor(v)]

@@ -104,20 +104,23 @@ def sample_neighbors(g, nodes, fanout, edge_dir="in", prob=None, exclude_edges=N
     `prob`, as a graph over g's node IDs whose edata[dgl.EID] holds the edges' IDs. exclude_edges: edge IDs
     left out of the result. torch.manual_seed fixes the choice. On a typed graph, nodes and exclude_edges are
     {type: type-local IDs}, `fanout` counts a node's in-edges of every type together ({etype: n}: per type, as
-    sample_etype_neighbors), and the frontier is a HeteroGraph in type-local IDs."""
+    sample_etype_neighbors), and the frontier is a HeteroGraph in type-local IDs. A typed graph's nodes given as
+    one tensor are homogeneous IDs, and so are the frontier's nodes, edata[dgl.EID] and exclude_edges, as DGL
+    0.6-0.9 sampled them (its R-GCN examples map them back with map_to_per_ntype / map_to_per_etype; DGL 2
+    refuses the form)."""
     if edge_dir != "in":
         raise ValueError("edge_dir: Tessera's partitions hold in-edges; sample_neighbors samples edge_dir='in'")
-    typed = _typed(g)
-    if typed and not isinstance(nodes, dict):
-        raise ValueError(f"sample_neighbors: this graph has node types {g.ntypes}; give the nodes as "
-                         f"{{ntype: type-local IDs}}")
+    typed = _typed(g) and isinstance(nodes, dict)
     nodes = torch.unique(_nodes(g, nodes, "sample_neighbors nodes"))
     fan, per_type = _fanout(g, fanout)
     key = int(torch.randint(0, 2 ** 62, (1,)))
     src, dst, eids, etypes = _C.sample_neighbors(nodes, fan, per_type, bool(replace), g._edge_weight_tensors(prob),
                                                  key)
     if exclude_edges is not None:
-        keep = ~torch.isin(eids, _edges(g, exclude_edges, "exclude_edges"))
+        excluded = (_edges(g, exclude_edges, "exclude_edges") if typed or isinstance(exclude_edges, dict) else
+                    _check_range(to_ids(exclude_edges, "exclude_edges").to(torch.int64), g.num_edges(),
+                                 "exclude_edges", "edge"))
+        keep = ~torch.isin(eids, excluded)
         src, dst, eids = src[keep], dst[keep], eids[keep]
     if typed:
         frontier = _to_hetero(g, src, dst, eids)

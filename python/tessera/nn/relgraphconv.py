@@ -17,7 +17,9 @@ class RelGraphConv(nn.Module):
     is the block's edata[dgl.ETYPE]."""
 
     def __init__(self, in_feat, out_feat, num_rels, regularizer=None, num_bases=None, bias=True, activation=None,
-                 self_loop=True, dropout=0.0, layer_norm=False):
+                 self_loop=True, dropout=0.0, layer_norm=False, low_mem=False):
+        # low_mem: DGL 0.5-0.9's switch between two ways of computing the same messages (its older R-GCN
+        # examples pass it by name); Tessera has one way, so it changes nothing.
         super().__init__()
         if regularizer is not None and num_bases is None:
             num_bases = num_rels

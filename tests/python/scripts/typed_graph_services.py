@@ -328,9 +328,27 @@ fails_the_batch(lambda g, e: (torch.zeros(2), torch.zeros(2)), "{etype: (sources
 fails_the_batch(lambda g, e: {"nope": (torch.zeros(1), torch.zeros(1))}, "nope")
 
 
+# DGL 0.6-0.9's form (the seed's entity_classify_dist.py): one tensor of homogeneous IDs samples the typed graph
+# in homogeneous form. With fanout -1 it is every in-edge of the seeds: mapped back per type, exactly theirs.
+homo_seeds = torch.cat([book.map_to_homo_nid(ids, nt) for nt, ids in seeds.items()])
+fr = dgl.distributed.sample_neighbors(g, homo_seeds, -1)
+u, v = fr.edges()
+etype_ids, eids = book.map_to_per_etype(fr.edata[dgl.EID])
+(ut, u), (vt, v) = book.map_to_per_ntype(u), book.map_to_per_ntype(v)
+for r, c in enumerate(ETYPES):
+    at = etype_ids == r
+    assert torch.equal(ut[at], torch.full_like(ut[at], g.get_ntype_id(c[0]))), c
+    assert torch.equal(vt[at], torch.full_like(vt[at], g.get_ntype_id(c[2]))), c
+    fu, fv = g.find_edges(eids[at], etype=c)
+    assert torch.equal(fu, u[at]) and torch.equal(fv, v[at]), c
+    mine = torch.isin(REL[c][1], seeds[c[2]]) if c[2] in seeds else torch.zeros(len(REL[c][1]), dtype=torch.bool)
+    assert torch.equal(torch.sort(keys(c, u[at], v[at])).values,
+                       torch.sort(keys(c, REL[c][0][mine], REL[c][1][mine])).values), c
+
+
 # Bad input: a clear error, nothing sampled.
 
-raises(ValueError, lambda: dgl.distributed.sample_neighbors(g, torch.arange(3), 2), "ntype")
+raises(IndexError, lambda: dgl.distributed.sample_neighbors(g, torch.tensor([g.num_nodes()]), 2), "node")
 raises(KeyError, lambda: dgl.distributed.sample_neighbors(g, {"nope": torch.arange(3)}, 2), "nope")
 raises(IndexError, lambda: dgl.distributed.sample_neighbors(g, {"paper": torch.tensor([10 ** 6])}, 2), "paper")
 raises(KeyError, lambda: g.find_edges(torch.arange(2), etype="nope"), "nope")
