@@ -32,26 +32,64 @@ def test_sageconv_matches_dgl_formula(aggregator, in_feats, out_feats):
     block = random_block()
     x = torch.randn(block.number_of_src_nodes(), in_feats, requires_grad=True)
     conv = tnn.SAGEConv(in_feats, out_feats, aggregator)
-    torch.nn.init.normal_(conv.bias)
+    bias = conv.bias if aggregator == "gcn" else conv.fc_self.bias
+    torch.nn.init.normal_(bias)
     out = conv(block, x)
     a = dense_adjacency(block)
     deg = a.sum(1, keepdim=True)
     x_dst = x[: block.number_of_dst_nodes()]
     if aggregator == "mean":
-        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(a @ x / deg.clamp(min=1)) + conv.bias
+        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(a @ x / deg.clamp(min=1)) + bias
     elif aggregator == "gcn":
-        ref = conv.fc_neigh((a @ x + x_dst) / (deg + 1)) + conv.bias
+        ref = conv.fc_neigh((a @ x + x_dst) / (deg + 1)) + bias
     else:
         h = F.relu(conv.fc_pool(x))
         pooled = torch.stack([h[a[d] > 0].max(0).values if deg[d] > 0 else torch.zeros(in_feats)
                               for d in range(len(a))])
-        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(pooled) + conv.bias
+        ref = F.linear(x_dst, conv.fc_self.weight) + conv.fc_neigh(pooled) + bias
     assert out.shape == (block.number_of_dst_nodes(), out_feats)
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
     # The input's gradient and every parameter's (mean and gcn run as one fused C++ node).
     wrt = [x] + list(conv.parameters())
     for g1, g2 in zip(torch.autograd.grad(out.square().sum(), wrt), torch.autograd.grad(ref.square().sum(), wrt)):
         torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
+
+
+# DGL 2.x's parameters by name, and how each starts: "xavier" (Glorot uniform, gain relu), "linear" (nn.Linear's
+# uniform start, bound 1/sqrt(fan_in)), "zeros".
+DGL_STARTS = {
+    "mean": {"fc_neigh.weight": "xavier", "fc_self.weight": "xavier", "fc_self.bias": "linear"},
+    "gcn": {"fc_neigh.weight": "xavier", "bias": "zeros"},
+    "pool": {"fc_pool.weight": "xavier", "fc_pool.bias": "linear", "fc_neigh.weight": "xavier",
+             "fc_self.weight": "xavier", "fc_self.bias": "linear"},
+}
+
+
+@pytest.mark.parametrize("aggregator", sorted(DGL_STARTS))
+def test_sageconv_starts_as_dgls(aggregator):
+    torch.manual_seed(0)
+    in_feats, out_feats = 40, 30
+    conv = tnn.SAGEConv(in_feats, out_feats, aggregator)
+    params = dict(conv.named_parameters())
+    assert set(params) == set(DGL_STARTS[aggregator]), sorted(params)
+    xavier = torch.nn.init.calculate_gain("relu") * (6.0 / (in_feats + out_feats)) ** 0.5
+    for name, start in DGL_STARTS[aggregator].items():
+        p = params[name].detach()
+        if start == "zeros":
+            assert torch.count_nonzero(p) == 0, name
+            continue
+        bound = xavier if start == "xavier" else 1.0 / in_feats ** 0.5
+        if name.startswith("fc_pool.weight"):
+            bound = torch.nn.init.calculate_gain("relu") * (6.0 / (2 * in_feats)) ** 0.5
+        # Uniform on [-bound, bound]: inside it, and spread over most of it.
+        assert p.abs().max() <= bound + 1e-6 and p.abs().max() > 0.8 * bound, (name, float(p.abs().max()), bound)
+
+
+def test_other_layers_start_their_biases_at_zero_as_dgl():
+    for layer, names in ((tnn.GraphConv(5, 4), ["bias"]), (tnn.GATConv(5, 4, 2), ["bias"]),
+                         (tnn.RelGraphConv(5, 4, 3, "basis", 2), ["h_bias"])):
+        for name in names:
+            assert torch.count_nonzero(dict(layer.named_parameters())[name]) == 0, (type(layer).__name__, name)
 
 
 def test_sageconv_takes_a_src_dst_pair():

@@ -27,10 +27,14 @@ class SAGEConv(nn.Module):
         self.activation = activation
         if aggregator_type == "pool":
             self.fc_pool = nn.Linear(self._in_src_feats, self._in_src_feats)
+        # DGL 2.x's parameters: the bias is fc_self's (nn.Linear's uniform start) where there is a fc_self, a
+        # zero-started `bias` of its own for gcn; so DGL's state_dicts load, and training starts where DGL's does.
         self.fc_neigh = nn.Linear(self._in_src_feats, out_feats, bias=False)
         if aggregator_type != "gcn":
-            self.fc_self = nn.Linear(self._in_dst_feats, out_feats, bias=False)
-        self.bias = nn.parameter.Parameter(torch.zeros(out_feats)) if bias else None
+            self.fc_self = nn.Linear(self._in_dst_feats, out_feats, bias=bias)
+            self.register_parameter("bias", None)
+        else:
+            self.bias = nn.parameter.Parameter(torch.zeros(out_feats)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -40,8 +44,6 @@ class SAGEConv(nn.Module):
         if self._aggre_type != "gcn":
             nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
         nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
-        if self.bias is not None:
-            nn.init.zeros_(self.bias)
 
     def forward(self, graph, feat, edge_weight=None):
         if edge_weight is not None:
@@ -65,7 +67,7 @@ class SAGEConv(nn.Module):
                 # The whole layer as one C++ autograd node (both GEMMs into one output, a hand-written backward).
                 rst = _C.sage_conv(feat_src.contiguous(), graph.indptr, graph.indices, graph.number_of_dst_nodes(),
                                    None if reduce == "gcn" else self.fc_self.weight, self.fc_neigh.weight,
-                                   self.bias, reduce, first)
+                                   self._bias(), reduce, first)
                 return self._finish(rst)
             h_neigh = (aggregate(graph, self.fc_neigh(feat_src), reduce) if first
                        else self.fc_neigh(aggregate(graph, feat_src, reduce)))
@@ -82,8 +84,11 @@ class SAGEConv(nn.Module):
         if self._aggre_type == "gcn":
             rst = h_neigh if self.bias is None else h_neigh + self.bias
         else:
-            rst = F.linear(feat_dst, self.fc_self.weight, self.bias) + h_neigh
+            rst = F.linear(feat_dst, self.fc_self.weight, self.fc_self.bias) + h_neigh
         return self._finish(rst)
+
+    def _bias(self):
+        return self.bias if self._aggre_type == "gcn" else self.fc_self.bias
 
     def _finish(self, rst):
         if self.activation is not None:
