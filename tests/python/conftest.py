@@ -84,11 +84,14 @@ def python_env():
     return env
 
 
-def launch(directory, part_config, command, machines=2, trainers=1, samplers=1, timeout=600, extra=()):
+def launch(directory, part_config, command, machines=2, trainers=1, samplers=1, timeout=600, extra=(), env=None):
+    """`tessera launch` of `command`; `env`: variables added to the job's environment (every process gets it)."""
     ip = loopback_ip_config(directory, machines)
     args = [TESSERA, "launch", "--ip-config", ip, "--part-config", part_config, "--num-servers", "1",
             "--num-trainers", str(trainers), "--num-samplers", str(samplers), *extra, command]
-    return run(args, timeout=timeout, cwd=directory, env=python_env()), ip
+    job_env = python_env()
+    job_env.update(env or {})
+    return run(args, timeout=timeout, cwd=directory, env=job_env), ip
 
 
 def final_metrics(out):

@@ -162,7 +162,9 @@ def main():
                          if args.dgl_sparse else
                          th.optim.SparseAdam(list(emb_layer.sparse_emb.parameters()), lr=args.sparse_lr))
     loss_fcn = CrossEntropyLoss()
+    losses = []  # each epoch's mean, for the script matrix's "the loss falls"
     for epoch in range(args.num_epochs):
+        total, steps = 0.0, 0
         with (model.join() if not args.standalone else _nothing()):
             for input_nodes, pos_graph, neg_graph, blocks in dataloader:
                 inputs = emb_layer(input_nodes) if emb_layer is not None else g.ndata["features"][input_nodes]
@@ -174,6 +176,8 @@ def main():
                 optimizer.step()
                 if emb_optimizer is not None:
                     emb_optimizer.step()
+                total, steps = total + float(loss), steps + 1
+        losses.append(total / max(steps, 1))
 
     module = model if args.standalone else model.module
     module.eval()
@@ -182,7 +186,7 @@ def main():
         pred = module.inference(g, x, args.batch_size_eval)
     if g.rank() == 0:
         eval_acc, test_acc = compute_acc(pred, labels, masks["train_mask"], masks["val_mask"], masks["test_mask"])
-        print(json.dumps({"eval_acc": eval_acc, "test_acc": test_acc}))
+        print(json.dumps({"eval_acc": eval_acc, "test_acc": test_acc, "losses": losses}))
     if not args.standalone:
         th.distributed.barrier()
         g._client.barrier()
