@@ -9,7 +9,9 @@
 #       unused ogb import dropped), when DGL_EXAMPLE names a copy of it (Tessera does not ship DGL's code): its
 #       default path (torch.nn.Embedding under DDP, torch's SparseAdam) and its --dgl-sparse path
 #       (DistEmbedding with dgl.distributed.optim.SparseAdam). DGL's script has no seed flag.
-# Prints each run's test accuracy, the means, and each mean's difference from the native one.
+# Prints each run's test accuracy, the means, and each mean's difference from the native one, and each run's
+# mean epoch time. CACHE=off runs every job without the remote-row cache of paper features (the native
+# --cache-remote-features 0, TESSERA_CACHE_REMOTE_FEATURES=0 for the scripts); the default keeps 0.25.
 # Usage: [DGL_EXAMPLE=path/node_classification.py] bench/python_rgcn.sh [EPOCHS] [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,11 @@ if [ ! -f p2/ogbn-mag.json ]; then
       --balance-edges $([ $part = r2 ] && echo --rename label=labels || true) --out $part >/dev/null 2>&1
   done
 fi
+native_cache=""
+if [ "${CACHE:-on}" = off ]; then
+  export TESSERA_CACHE_REMOTE_FEATURES=0  # the launcher passes it to every process
+  native_cache="--cache-remote-features 0"
+fi
 port=${BENCH_PORT:-34550}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > ip_config.txt
 job() {  # job PART_CONFIG LOG COMMAND
@@ -47,7 +54,7 @@ if [ -n "${DGL_EXAMPLE:-}" ]; then
 fi
 for ((i = 0; i < repeats; i++)); do
   job p2/ogbn-mag.json native$i.log "$bin train rgcn --graph-name ogbn-mag --dataset ogbn-mag $seeds $dgl_only \
-    --seed $i --out $dir/out$i"
+    --seed $i --out $dir/out$i $native_cache"
   job p2/ogbn-mag.json python$i.log "python3 $examples/rgcn.py --graph-name ogbn-mag --ip-config ip_config.txt \
     --part-config p2/ogbn-mag.json $seeds --num-hidden 64 --num-epochs $epochs --eval-every $epochs --seed $i"
   if [ -n "${DGL_EXAMPLE:-}" ]; then
@@ -62,11 +69,13 @@ done
 "$py" - "$repeats" <<'PY'
 import json, os, re, statistics, sys
 repeats = int(sys.argv[1])
-def metrics(log):
+def final(log):
     for line in reversed(open(log).read().splitlines()):
         m = re.match(r'\[m0/trainer/0\] (\{.*\})$', line)
-        if m: return json.loads(m.group(1))["test_acc"]
+        if m: return json.loads(m.group(1))
     sys.exit(f"no final metrics in {log}")
+def metrics(log):
+    return final(log)["test_acc"]
 def dgl(log):
     found = re.findall(r'\[m0/trainer/0\] Val Acc [\d.]+, Test Acc ([\d.]+)', open(log).read())
     if not found: sys.exit(f"no test accuracy in {log}")
@@ -84,4 +93,9 @@ for name, accs in runs.items():
     print(f"| {name} | {' '.join(f'{a:.3f}' for a in accs)} | {mean:.4f} | {mean - native:+.4f} |")
 if not os.path.exists("dgl_example.py"):
     print("| DGL example | (set DGL_EXAMPLE to run it) | | |")
+print(f"\nremote-row cache of paper features: {os.environ.get('CACHE', 'on')}")
+print("| run | epoch time per run (s, trainer 0) | mean |\n|---|---|---|")
+for name, prefix in (("tessera train rgcn", "native"), ("examples/python/rgcn.py", "python")):
+    times = [final(f"{prefix}{i}.log")["epoch_time_s"] for i in range(repeats)]
+    print(f"| {name} | {' '.join(f'{t:.2f}' for t in times)} | {statistics.mean(times):.2f} |")
 PY

@@ -11,7 +11,9 @@
 # Usage: bench/rgcn.sh [EPOCHS]. Data goes to $BENCH_DIR (default
 # /tmp/tessera-bench-rgcn); KEEP=1 reuses a partitioned graph found there.
 # MAX_BATCHES=N stops each epoch after N steps (a before/after in minutes);
-# TESSERA_BIN runs another tree's tessera binary on the same data.
+# TESSERA_BIN runs another tree's tessera binary on the same data. CACHE=off
+# runs without the remote-row cache of paper features (--cache-remote-features
+# 0, DistDGL's way); the default keeps 0.25 of the other machine's papers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build >/dev/null
@@ -33,7 +35,8 @@ run() {  # name, extra flags
   (cd "$dir" && $bin launch --ip-config ip_config.txt --part-config p2/ogbn-mag.json --num-servers 1 \
      --num-trainers 1 --num-samplers 4 "$bin train rgcn $seed_flags $2 --out $dir/$1") > "$dir/$1.log" 2>&1
 }
-run rgcn "--n-epochs $epochs ${MAX_BATCHES:+--max-batches $MAX_BATCHES}"
+cache_flag=$([ "${CACHE:-on}" = off ] && echo "--cache-remote-features 0" || true)
+run rgcn "--n-epochs $epochs ${MAX_BATCHES:+--max-batches $MAX_BATCHES} $cache_flag"
 run mlp "--n-epochs 1 --fanout=0,0"
 python3 - "$dir" <<'PY'
 import gzip, json, re, sys, collections
@@ -57,7 +60,10 @@ rows = [("epoch time (mean)", f"{epoch:.1f} s"), ("seeds/s (trainer 0)", f"{r['s
         ("trainer 0: waited for sample + fetch", f"{r['wait_s']:.1f} s = {100 * r['wait_fraction']:.1f}% of the epochs"),
         ("trainer 0: compute", f"{r['compute_s']:.1f} s"), ("trainer 0: all-reduce", f"{r['allreduce_s']:.1f} s"),
         ("trainer 0: sparse embedding update", f"{r['sparse_update_s']:.1f} s"),
-        ("host CPU busy over the epochs (2 cores)", f"{100 * r['host_cpu_busy']:.0f}%")]
+        ("host CPU busy over the epochs (2 cores)", f"{100 * r['host_cpu_busy']:.0f}%"),
+        ("paper-feature cache: rows per trainer, remote hit rate",
+         f"{r['feature_cache_rows']}, {r['feature_cache_remote_hit_rate']:.3f}" if "feature_cache_rows" in r
+         else "off")]
 for line in open(f"{d}/rgcn.log"):
     g = re.search(r"\] (server|trainer) (\S+): .*peak RSS (\d+) MB", line)
     if g: rows.append((f"peak RSS {g.group(2)}", f"{g.group(3)} MB"))
