@@ -11,6 +11,7 @@
 
 #include "tools/commands.h"
 #include "tessera/base/error.h"
+#include "tessera/version.h"
 
 // OpenMP threads that spin between parallel regions starve a sampler
 // thread or a co-located server on this kind of machine (2 cores), and
@@ -26,6 +27,8 @@ void prefer_passive_openmp(char** argv) {
 int main(int argc, char** argv) {
   prefer_passive_openmp(argv);
   CLI::App app{"Tessera: distributed GNN and knowledge-graph embedding training"};
+  app.set_version_flag("--version", fmt::format("tessera {} (built with libtorch {})", tessera::version(),
+                                                tessera::torch_version()));
   app.require_subcommand(1);
   tessera::add_gen_command(app);
   tessera::add_partition_command(app);

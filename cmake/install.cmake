@@ -2,7 +2,24 @@
 # public headers, a CMake package (Tessera::tessera) and tessera.pc. Any
 # prefix works, as any user: nothing outside P is written, and the package
 # files locate themselves relative to where they are installed.
+#
+# Under pip (scikit-build-core sets SKBUILD) the prefix is the environment's
+# site-packages, and everything goes inside the package folder instead:
+# tessera/lib/libtessera.so, tessera/bin/tessera (the environment's `tessera`
+# command runs it: tessera/_cli.py), the extension and the Python modules
+# (python/CMakeLists.txt). Each finds the others and the environment's torch
+# through run paths relative to itself.
+if(SKBUILD)
+  install(TARGETS tessera_lib LIBRARY DESTINATION tessera/lib NAMELINK_SKIP)
+  install(TARGETS tessera RUNTIME DESTINATION tessera/bin)
+  set_target_properties(tessera_lib PROPERTIES INSTALL_RPATH "$ORIGIN;$ORIGIN/../../torch/lib")
+  set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../lib;$ORIGIN/../../torch/lib")
+  return()
+endif()
 
+if(TARGET tessera_torch)  # a Python environment's torch, CPU libraries only (cmake/torch.cmake)
+  install(TARGETS tessera_torch EXPORT TesseraTargets)
+endif()
 install(TARGETS tessera_lib EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -13,6 +13,7 @@ PYBIND11_MODULE(_C, m) {
   using namespace tessera::python;
   m.doc() = "Tessera's C++ core: the objects tessera.distributed, tessera.dataloading and tessera.nn wrap";
   m.attr("__version__") = tessera::version();
+  m.attr("__torch_version__") = tessera::torch_version();  // the libtorch it was built against
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -15,6 +15,10 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/extension.h>
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#endif
 
 #include <pybind11/chrono.h>
 
@@ -32,6 +36,18 @@ namespace tessera::python {
 namespace {
 
 using distributed::Collectives;
+
+// What a backend's creator returns: in torch 1.13 a ProcessGroup; from torch 2.0 on a Backend, which torch
+// wraps in a ProcessGroup of its own (and the Python class to derive from moves with it).
+#if TORCH_VERSION_MAJOR >= 2
+using GroupBase = c10d::Backend;
+constexpr const char* kGroupBaseModule = "torch._C._distributed_c10d";
+constexpr const char* kGroupBaseClass = "Backend";
+#else
+using GroupBase = c10d::ProcessGroup;
+constexpr const char* kGroupBaseModule = "torch.distributed";
+constexpr const char* kGroupBaseClass = "ProcessGroup";
+#endif
 
 // Done when made: the operations below are synchronous.
 class FinishedWork : public c10d::Work {
@@ -52,10 +68,10 @@ class FinishedWork : public c10d::Work {
   std::vector<at::Tensor> tensors_;
 };
 
-class TesseraProcessGroup : public c10d::ProcessGroup {
+class TesseraProcessGroup : public GroupBase {
  public:
   TesseraProcessGroup(std::unique_ptr<Collectives> collectives, int rank, int size)
-      : c10d::ProcessGroup(rank, size), collectives_(std::move(collectives)) {}
+      : GroupBase(rank, size), collectives_(std::move(collectives)) {}
 
   const std::string getBackendName() const override { return "tessera"; }
 
@@ -171,8 +187,8 @@ int g_groups = 0;  // numbers the groups a process makes: every trainer makes th
 // torch.distributed.Backend.register_backend's creator: (store, rank, size,
 // timeout). The group meets in the job's own rendezvous store, not in
 // torch's, so `store` goes unused; the ranks must be the job's.
-c10::intrusive_ptr<c10d::ProcessGroup> create_group(const c10::intrusive_ptr<c10d::Store>&, int rank, int size,
-                                                    std::chrono::milliseconds) {
+c10::intrusive_ptr<GroupBase> create_group(const c10::intrusive_ptr<c10d::Store>&, int rank, int size,
+                                           std::chrono::milliseconds) {
   distributed::Context& ctx = context();
   if (rank != ctx.rank() || size != ctx.world_size())
     fail("torch.distributed backend 'tessera' covers the job's trainers: rank {} of {} was asked, the job has this "
@@ -189,8 +205,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> create_group(const c10::intrusive_ptr<c10
 }  // namespace
 
 void bind_process_group(py::module_& m) {
-  py::object process_group = py::module_::import("torch.distributed").attr("ProcessGroup");
-  py::class_<TesseraProcessGroup, c10::intrusive_ptr<TesseraProcessGroup>>(m, "ProcessGroup", process_group);
+  py::object base = py::module_::import(kGroupBaseModule).attr(kGroupBaseClass);
+  py::class_<TesseraProcessGroup, c10::intrusive_ptr<TesseraProcessGroup>>(m, "ProcessGroup", base);
   m.def("_create_process_group", &create_group,
         "torch.distributed's creator of the 'tessera' backend: (store, rank, world_size, timeout)");
 }

@@ -8,7 +8,21 @@ The modules follow dgl.distributed, dgl.dataloading and dgl.nn.pytorch: names, a
 """
 import torch  # noqa: F401  (the extension links libtorch_python: torch must be loaded first)
 
-from . import _C
+from . import _build_info
+
+
+def _check_torch():
+    """An extension built for one libtorch crashes or fails with undefined symbols under another: say so first."""
+    def release(version):
+        return tuple(int(p) for p in version.split("+")[0].split(".")[:2] if p.isdigit())
+    built, running = _build_info.TORCH_VERSION, torch.__version__
+    if release(built) != release(running):
+        raise ImportError(f"tessera was built for torch {built}, but this Python runs torch {running}: rebuild it "
+                          f"against this torch ({_build_info.REBUILD})")
+
+
+_check_torch()
+from . import _C  # noqa: E402
 
 __version__ = _C.__version__
 
@@ -27,7 +41,10 @@ def _register_process_group_backend():
     tessera.distributed.initialize() (or dgl.distributed.initialize) first, as DGL's scripts call it."""
     import torch.distributed as dist
     if dist.is_available() and not hasattr(dist.Backend, "TESSERA"):
-        dist.Backend.register_backend("tessera", _C._create_process_group)
+        try:  # torch 2: a CPU backend (torch would otherwise offer it for CUDA tensors too)
+            dist.Backend.register_backend("tessera", _C._create_process_group, devices=["cpu"])
+        except TypeError:  # torch 1.13
+            dist.Backend.register_backend("tessera", _C._create_process_group)
 
 
 _register_process_group_backend()

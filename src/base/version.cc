@@ -4,4 +4,6 @@ namespace tessera {
 
 const char* version() { return TESSERA_VERSION_STRING; }
 
+const char* torch_version() { return TESSERA_TORCH_VERSION_STRING; }
+
 }  // namespace tessera

@@ -37,6 +37,9 @@ class StoreForGloo : public c10d::Store {
     return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return rendezvous_->check(k); });
   }
   int64_t getNumKeys() override { return rendezvous_->num_keys(); }
+  // torch 2's Store (c10d's Backend clones it); torch 1.13's has no clone, and without `override` this
+  // compiles against both.
+  c10::intrusive_ptr<c10d::Store> clone() { return c10::make_intrusive<StoreForGloo>(rendezvous_); }
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

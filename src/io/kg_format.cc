@@ -249,9 +249,9 @@ Dataset read_kg_files(const std::string& dir, const KgFiles& spec) {
   const size_t n = spec.files.size();
   const size_t maps = spec.raw ? 0 : 2;  // udd names its entity and relation maps first
   if (n != maps + 1 && n != maps + 3)
-    fail(spec.raw ? "--format raw_udd_{0} takes 1 or 3 --data_files (train, or train valid test), got {1}"
-                  : "--format udd_{0} takes 3 or 5 --data_files (entities relations train, or entities relations "
-                    "train valid test), got {1}",
+    fail(fmt::runtime(spec.raw ? "--format raw_udd_{0} takes 1 or 3 --data_files (train, or train valid test), got {1}"
+                               : "--format udd_{0} takes 3 or 5 --data_files (entities relations train, or entities "
+                                 "relations train valid test), got {1}"),
          spec.order, n);
   std::vector<std::string> paths;
   for (const std::string& f : spec.files) {

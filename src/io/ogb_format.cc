@@ -202,7 +202,10 @@ void write_features(const std::string& path, const Array& feat) {
   fmt::memory_buffer line;
   for (int64_t i = 0; i < feat.dim(0); ++i) {
     line.clear();
-    for (int64_t j = 0; j < dim; ++j) fmt::format_to(std::back_inserter(line), j ? ",{}" : "{}", p[i * dim + j]);
+    for (int64_t j = 0; j < dim; ++j) {
+      if (j > 0) line.push_back(',');
+      fmt::format_to(std::back_inserter(line), "{}", p[i * dim + j]);
+    }
     line.push_back('\n');
     w.write(std::string_view(line.data(), line.size()));
   }

@@ -1,5 +1,8 @@
 #include "tessera/train/fused_adam.h"
 
+#include <sstream>
+#include <type_traits>
+
 #include <torch/torch.h>
 
 #include <cmath>
@@ -19,12 +22,26 @@ bool fusable_tensor(const torch::Tensor& t) {
          t.layout() == torch::kStrided;
 }
 
+// Adam's key for a parameter's state (a template, so that only the branch of the torch at hand compiles).
+template <typename Key>
+Key state_key(c10::TensorImpl* impl, std::unordered_map<const c10::TensorImpl*, std::string>& texts) {
+  if constexpr (std::is_same_v<Key, std::string>) {  // torch 1.13
+    auto [it, added] = texts.try_emplace(impl);
+    if (added) {
+      std::ostringstream text;
+      text << static_cast<const void*>(impl);
+      it->second = text.str();
+    }
+    return it->second;
+  } else {
+    return static_cast<Key>(impl);
+  }
+}
+
 }  // namespace
 
-const std::string& FusedAdam::key_of(const torch::Tensor& p) const {
-  auto [it, added] = keys_.try_emplace(p.unsafeGetTensorImpl());
-  if (added) it->second = c10::guts::to_string(p.unsafeGetTensorImpl());
-  return it->second;
+FusedAdam::StateKey FusedAdam::key_of(const torch::Tensor& p) const {
+  return state_key<StateKey>(p.unsafeGetTensorImpl(), keys_);
 }
 
 bool FusedAdam::fusable() const {

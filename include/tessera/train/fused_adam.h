@@ -28,10 +28,12 @@ class FusedAdam : public torch::optim::Adam {
  private:
   // Whether every parameter with a gradient suits the fused pass.
   bool fusable() const;
-  // The state's key of parameter p (Adam's: its TensorImpl's address as
-  // text), made once per parameter: ostringstream's formatting each step
-  // cost more than the update of a GNN's small weights.
-  const std::string& key_of(const torch::Tensor& p) const;
+  // The state's key of parameter p, as Adam's: its TensorImpl's address,
+  // as text in torch 1.13 (made once per parameter: ostringstream's
+  // formatting each step cost more than the update of a GNN's small
+  // weights) and the pointer itself from torch 2 on.
+  using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+  StateKey key_of(const torch::Tensor& p) const;
 
   mutable std::unordered_map<const c10::TensorImpl*, std::string> keys_;
 };
