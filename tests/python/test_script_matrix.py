@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, final_metrics, launch, python_env, run, tessera
+from conftest import EXAMPLES, final_metrics, launch, pyg_path, python_env, run, tessera
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 PYG_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyg")
-VENDOR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "vendor")
 CACHE_OFF = {"TESSERA_CACHE_REMOTE_FEATURES": "0"}
 
 
@@ -125,10 +124,9 @@ def test_graphsage_example_standalone(small_graph):
 
 @pytest.mark.parametrize("example,graph", [("graphsage.py", "small"), ("hetero_sage.py", "mag")])
 def test_pyg_examples_as_two_machines(small_graph, mag_like, tmp_path, example, graph):
-    if not os.path.isdir(os.path.join(VENDOR, "torch_geometric")):
-        pytest.skip("needs ../shared/vendor/torch_geometric (PyG's package is absent)")
+    extra = pyg_path()
     part = str((small_graph if graph == "small" else mag_like) / "p2" / f"{graph}.json")
     losses_fall(launched(tmp_path, part, f"python3 {PYG_EXAMPLES}/{example} --graph-name {graph} --ip-config "
                                          f"ip_config.txt --part-config {part} --num-epochs 3 --batch-size 128 "
-                                         f"--log-every 1", {"PYTHONPATH": python_env()["PYTHONPATH"] + os.pathsep +
-                                                            os.path.abspath(VENDOR)}))
+                                         f"--log-every 1", {"PYTHONPATH": os.pathsep.join(
+                                             p for p in (python_env()["PYTHONPATH"], extra) if p)}))

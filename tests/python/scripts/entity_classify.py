@@ -182,7 +182,7 @@ def main():
             optimizer.step()
             for o in sparse:
                 o.step()
-            total, steps = total + float(loss), steps + 1
+            total, steps = total + loss.item(), steps + 1
         losses.append(total / max(steps, 1))
         print(f"[{g.rank()}] epoch {epoch} loss {losses[-1]:.4f} steps {steps}", flush=True)
 

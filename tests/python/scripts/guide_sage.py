@@ -103,7 +103,7 @@ def main():
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-                total, steps = total + float(loss), steps + 1
+                total, steps = total + loss.item(), steps + 1
         losses.append(total / max(steps, 1))
 
     # Test: every neighbour (fan-out -1), this trainer's share of the test nodes, counts summed.

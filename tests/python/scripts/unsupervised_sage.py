@@ -104,7 +104,7 @@ def compute_acc(emb, labels, train_nids, val_nids, test_nids):
     emb = emb[np.arange(labels.shape[0])].numpy()
     labels = labels.numpy()
     emb = (emb - emb.mean(0, keepdims=True)) / emb.std(0, keepdims=True)
-    lr = lm.LogisticRegression(multi_class="multinomial", max_iter=10000)
+    lr = lm.LogisticRegression(max_iter=10000)  # multinomial: the default for lbfgs (scikit-learn 1.2 and 1.9 alike)
     lr.fit(emb[train_nids], labels[train_nids])
     pred = lr.predict(emb)
     return skm.accuracy_score(labels[val_nids], pred[val_nids]), skm.accuracy_score(labels[test_nids], pred[test_nids])
@@ -176,7 +176,7 @@ def main():
                 optimizer.step()
                 if emb_optimizer is not None:
                     emb_optimizer.step()
-                total, steps = total + float(loss), steps + 1
+                total, steps = total + loss.item(), steps + 1
         losses.append(total / max(steps, 1))
 
     module = model if args.standalone else model.module
