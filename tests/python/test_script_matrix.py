@@ -95,31 +95,34 @@ def test_guides_sampler_code_as_two_machines(homogeneous, tmp_path, env):
                                          f"--num-epochs 3 --batch-size 256", env))
 
 
+UNSUPERVISED = "--graph_name small --num_epochs 3 --batch_size 512 --num_hidden 16"
+
+
 def test_unsupervised_sage_as_two_machines(homogeneous, tmp_path):
     part = str(homogeneous / "p2" / "small.json")
-    losses_fall(launched(tmp_path, part, f"python3 {SCRIPTS}/unsupervised_sage.py --graph_name small "
-                                         f"--part_config {part} --num_epochs 3 --batch_size 512 --num_hidden 16",
+    losses_fall(launched(tmp_path, part, f"python3 {SCRIPTS}/unsupervised_sage.py {UNSUPERVISED} --part_config {part}",
                          CACHE_OFF))
 
 
 def test_unsupervised_sage_standalone(homogeneous):
     part = str(homogeneous / "p1" / "small.json")
-    losses_fall(standalone([f"{SCRIPTS}/unsupervised_sage.py", "--graph_name", "small", "--part_config", part,
-                            "--standalone", "--num_epochs", "3", "--batch_size", "512", "--num_hidden", "16"]))
+    losses_fall(standalone([f"{SCRIPTS}/unsupervised_sage.py", *UNSUPERVISED.split(), "--part_config", part,
+                            "--standalone"]))
+
+
+GRAPHSAGE = "--graph-name small --num-epochs 3 --batch-size 128 --log-every 1"
 
 
 @pytest.mark.parametrize("env", [{}, CACHE_OFF], ids=["cache-on", "cache-off"])
 def test_graphsage_example_as_two_machines(small_graph, tmp_path, env):
     part = str(small_graph / "p2" / "small.json")
-    losses_fall(launched(tmp_path, part, f"python3 {EXAMPLES}/graphsage.py --graph-name small --ip-config "
-                                         f"ip_config.txt --part-config {part} --num-epochs 3 --batch-size 128 "
-                                         f"--log-every 1", env))
+    losses_fall(launched(tmp_path, part, f"python3 {EXAMPLES}/graphsage.py {GRAPHSAGE} --ip-config ip_config.txt "
+                                         f"--part-config {part}", env))
 
 
 def test_graphsage_example_standalone(small_graph):
     part = str(small_graph / "p1" / "small.json")
-    losses_fall(standalone([f"{EXAMPLES}/graphsage.py", "--graph-name", "small", "--part-config", part,
-                            "--num-epochs", "3", "--batch-size", "128", "--log-every", "1"]))
+    losses_fall(standalone([f"{EXAMPLES}/graphsage.py", *GRAPHSAGE.split(), "--part-config", part]))
 
 
 @pytest.mark.parametrize("example,graph", [("graphsage.py", "small"), ("hetero_sage.py", "mag")])
