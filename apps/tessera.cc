@@ -27,8 +27,9 @@ void prefer_passive_openmp(char** argv) {
 int main(int argc, char** argv) {
   prefer_passive_openmp(argv);
   CLI::App app{"Tessera: distributed GNN and knowledge-graph embedding training"};
-  app.set_version_flag("--version", fmt::format("tessera {} (built with libtorch {})", tessera::version(),
-                                                tessera::torch_version()));
+  app.set_version_flag("--version", fmt::format("tessera {} (built with libtorch {}; kernels {})",
+                                                tessera::version(), tessera::torch_version(),
+                                                tessera::kernel_level()));
   app.require_subcommand(1);
   tessera::add_gen_command(app);
   tessera::add_partition_command(app);

@@ -1,16 +1,18 @@
-# `cmake --install build --prefix P`: bin/tessera, lib/libtessera.so.*, the
+# `cmake --install build --prefix P`: bin/tessera, lib/libtessera.so.* and
+# lib/libtessera_kernels.so with its lib/glibc-hwcaps/<level>/ builds, the
 # public headers, a CMake package (Tessera::tessera) and tessera.pc. Any
 # prefix works, as any user: nothing outside P is written, and the package
 # files locate themselves relative to where they are installed.
 #
 # Under pip (scikit-build-core sets SKBUILD) the prefix is the environment's
 # site-packages, and everything goes inside the package folder instead:
-# tessera/lib/libtessera.so, tessera/bin/tessera (the environment's `tessera`
-# command runs it: tessera/_cli.py), the extension and the Python modules
-# (python/CMakeLists.txt). Each finds the others and the environment's torch
+# tessera/lib/libtessera.so with the kernels, tessera/bin/tessera (the
+# environment's `tessera` command runs it: tessera/_cli.py), the extension
+# and the Python modules (python/CMakeLists.txt). Each finds the others and the environment's torch
 # through run paths relative to itself.
 if(SKBUILD)
   install(TARGETS tessera_lib LIBRARY DESTINATION tessera/lib NAMELINK_SKIP)
+  tessera_install_kernels(tessera/lib RPATH "$ORIGIN/../../torch/lib")
   install(TARGETS tessera RUNTIME DESTINATION tessera/bin)
   set_target_properties(tessera_lib PROPERTIES INSTALL_RPATH "$ORIGIN;$ORIGIN/../../torch/lib")
   set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../lib;$ORIGIN/../../torch/lib")
@@ -23,6 +25,7 @@ endif()
 install(TARGETS tessera_lib EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+tessera_install_kernels(${CMAKE_INSTALL_LIBDIR})
 install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/tessera DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(FILES ${CMAKE_BINARY_DIR}/include/tessera/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera)

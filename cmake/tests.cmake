@@ -1,6 +1,7 @@
 # The suite's targets and CTest entries (CMakeLists.txt includes this with TESSERA_BUILD_TESTS).
 find_package(GTest REQUIRED)
 enable_testing()
+string(REPLACE ";" "," TESSERA_KERNEL_LEVEL_LIST "${TESSERA_KERNEL_LEVELS}")
 file(GLOB TESSERA_TEST_SOURCES CONFIGURE_DEPENDS tests/*.cc)
 add_executable(tessera_tests ${TESSERA_TEST_SOURCES})
 tessera_unity_groups(tessera_tests)
@@ -11,7 +12,7 @@ target_compile_definitions(tessera_tests PRIVATE
   TESSERA_BUILD_DIR="${CMAKE_BINARY_DIR}"
   TESSERA_BINARY="$<TARGET_FILE:tessera>"
   TESSERA_DIST_WORKER="$<TARGET_FILE:dist_worker>"
-  TESSERA_NATIVE_KERNELS=$<BOOL:${TESSERA_NATIVE_KERNELS}>)
+  TESSERA_KERNEL_LEVELS="${TESSERA_KERNEL_LEVEL_LIST}")
 add_dependencies(tessera_tests tessera dist_worker)
 
 # Unit tests of the code that links PT-Scotch, which libtessera.so does not.
@@ -40,6 +41,19 @@ gtest_discover_tests(tessera_tests DISCOVERY_TIMEOUT 60 TEST_FILTER "-${TESSERA_
                      PROPERTIES TIMEOUT 900)
 gtest_discover_tests(tessera_tests DISCOVERY_TIMEOUT 60 TEST_FILTER "${TESSERA_SERIAL_TESTS}"
                      PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE)
+# The kernels' tests again on each build below the best the CPU runs
+# (cmake/kernels.cmake): glibc's tunables hide AVX-512, then AVX2 as well,
+# from its choice of library, and KernelLevel checks which one loaded.
+set(TESSERA_KERNEL_TESTS "KernelLevel.*:NarrowGemm.*:NarrowSageLayer.*:FusedSageConv.*:ReluDropout.*:\
+CrossEntropyTest.*:KgeFusedStep.*:FusedAdamTest.*:SageStep.*:RowOps.*:KgeScore.*:KgeLoss.*:*DistanceKernels.*:\
+SpmmTest.*:Blas.*")
+foreach(cap "x86-64-v3;-AVX512F" "x86-64;-AVX2,-AVX512F")
+  list(GET cap 0 level)
+  list(GET cap 1 hidden)
+  add_test(NAME kernels.${level} COMMAND tessera_tests --gtest_filter=${TESSERA_KERNEL_TESTS})
+  set_tests_properties(kernels.${level} PROPERTIES TIMEOUT 300 ENVIRONMENT
+                       "GLIBC_TUNABLES=glibc.cpu.hwcaps=${hidden};TESSERA_KERNEL_LEVEL_CAP=${level}")
+endforeach()
 gtest_discover_tests(tessera_mpi_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 60)
 
 # Benchmarks.

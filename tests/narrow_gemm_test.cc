@@ -112,14 +112,5 @@ TEST(NarrowGemm, LargeCallsSplitOverThreadsAndStayExact) {
   omp_set_num_threads(saved);
 }
 
-TEST(NarrowGemm, KernelsArePresentWhereTheCpuHasAvx512) {
-  // The kernels are built for the host (TESSERA_NATIVE_KERNELS), so a CPU
-  // with AVX-512 runs them; elsewhere gemm() runs the BLAS at every shape.
-  if (!TESSERA_NATIVE_KERNELS) GTEST_SKIP() << "built with TESSERA_NATIVE_KERNELS=OFF";
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 on this CPU";
-  EXPECT_TRUE(narrow_gemm_available());
-}
-
 }  // namespace
 }  // namespace tessera::nn::detail

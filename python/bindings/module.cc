@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera's C++ core: the objects tessera.distributed, tessera.dataloading and tessera.nn wrap";
   m.attr("__version__") = tessera::version();
   m.attr("__torch_version__") = tessera::torch_version();  // the libtorch it was built against
+  m.attr("__kernel_level__") = tessera::kernel_level();    // the build of the kernels glibc loaded
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -5,8 +5,8 @@
 // every such call, which is most of its time at these shapes; these kernels
 // read it in place, row by row, with the narrow side in vector registers.
 //
-// Only where the kernels are built with AVX-512 (tessera_kernels is compiled
-// for the host). Results equal a BLAS's to
+// Only in the kernels' AVX-512 build (x86-64-v4, which glibc loads where the
+// CPU has it: cmake/kernels.cmake). Results equal a BLAS's to
 // float rounding (each output element sums its products in another order).
 #pragma once
 
@@ -18,7 +18,7 @@ namespace tessera::nn::detail {
 // 47-class output layer fits).
 constexpr int64_t kNarrowMax = 48;
 
-// Whether this build has the kernels (tessera_kernels compiled with AVX-512).
+// Whether the kernels loaded have these (their x86-64-v4 build).
 bool narrow_gemm_available();
 
 // gemm()'s contract (nn/gemm.h) where this build has the kernels and the

@@ -185,7 +185,7 @@ def test_every_subcommand_has_a_page():
 # Environment variables
 
 # Where the code that runs reads its environment (not tests/, not CMake files: compile definitions such as
-# TESSERA_SOURCE_DIR and options such as TESSERA_NATIVE_KERNELS are not environment variables).
+# TESSERA_SOURCE_DIR and options such as TESSERA_KERNEL_LEVELS are not environment variables).
 ENV_SOURCES = ["src", "include", "apps", "python", "scripts"]
 # In C++ and Python a variable's name appears as a whole string literal exactly where it is read or set:
 # std::getenv("TESSERA_X"), the job environment's helpers get("TESSERA_X") / require_int("TESSERA_X", ...),
