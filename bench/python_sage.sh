@@ -10,16 +10,24 @@
 #   (e) examples/pyg/graphsage.py (PyG's own GraphSAGE through tessera.pyg) with the same flags, and, apart
 #       (bench/pyg_loader.py), the two loaders alone and the two models alone on batches from their own loaders,
 #       when PyG is on PYG_PATH (default ../shared/vendor).
-# Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] bench/python_sage.sh [EPOCHS]
+# TESSERA_VENV=dir runs every job on the environment route instead: that venv's python, its pip-installed tessera
+# package and command, and its own PyG (scripts/test-environment makes it: PyPI's torch 2.15, PyG 2.8.1).
+# Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] [TESSERA_VENV=dir] bench/python_sage.sh [EPOCHS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
 dir=${BENCH_DIR:-/tmp/tessera-bench-sage}
 source bench/rmat_common.sh
-py=${PYTHON:-/usr/bin/python3}
-export PYTHONPATH=$PWD/build/python
-pyg=${PYG_PATH:-$PWD/../shared/vendor}
-[ -d "$pyg/torch_geometric" ] && export PYTHONPATH=$PYTHONPATH:$pyg || pyg=""
+if [ -n "${TESSERA_VENV:-}" ]; then
+  py=$TESSERA_VENV/bin/python3 bin=$TESSERA_VENV/bin/tessera
+  export PYTHONPATH=
+  pyg=$("$py" -c "import torch_geometric" 2>/dev/null && echo "the environment's" || true)
+else
+  py=${PYTHON:-/usr/bin/python3}
+  export PYTHONPATH=$PWD/build/python
+  pyg=${PYG_PATH:-$PWD/../shared/vendor}
+  [ -d "$pyg/torch_geometric" ] && export PYTHONPATH=$PYTHONPATH:$pyg || pyg=""
+fi
 export PATH=$(dirname "$py"):$PATH
 port=${BENCH_PORT:-34350}
 printf '127.0.0.1 %d\n127.0.0.1 %d\n' "$port" $((port + 10)) > "$dir/ip_config.txt"

@@ -11,7 +11,11 @@
 # and the Python modules (python/CMakeLists.txt). Each finds the others and the environment's torch
 # through run paths relative to itself.
 if(SKBUILD)
-  install(TARGETS tessera_lib LIBRARY DESTINATION tessera/lib NAMELINK_SKIP)
+  # One file, named libtessera.so: a wheel holds no symlinks, so a versioned
+  # name and its soname link would be two copies of the library.
+  set_property(TARGET tessera_lib PROPERTY VERSION)
+  set_property(TARGET tessera_lib PROPERTY SOVERSION)
+  install(TARGETS tessera_lib LIBRARY DESTINATION tessera/lib)
   tessera_install_kernels(tessera/lib RPATH "$ORIGIN/../../torch/lib")
   install(TARGETS tessera RUNTIME DESTINATION tessera/bin)
   set_target_properties(tessera_lib PROPERTIES INSTALL_RPATH "$ORIGIN;$ORIGIN/../../torch/lib")
