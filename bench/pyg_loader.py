@@ -4,8 +4,9 @@
   edge_index laid out as PyG's), at the same fan-out and batch size;
 - the model side alone: examples/python/graphsage.py's SAGE (tessera.nn) and PyG's own GraphSAGE, each stepping
   (forward, loss, backward, Adam) over batches already taken from its own loader, in CPU time of the stepping
-  thread. Whatever the loaders cost, PyG's loop costs its model's step more than the tessera.dgl example's.
-Trainer 0 prints one row of each table."""
+  thread. Whatever the loaders cost, PyG's loop costs its model's step more than the tessera.dgl example's;
+- where PyG's step spends its CPU: torch.profiler over 10 of its steps, the ops of most self CPU time.
+Trainer 0 prints one row of each table, then the profile's rows."""
 import os
 import sys
 import time
@@ -49,8 +50,7 @@ def pyg_batches():
         yield from loader
 
 
-def step_cpu_ms(model, batches, step):
-    """CPU time of this thread per step, after 5 warm-up steps (intra-op threads: 1, as the bench sets)."""
+def stepper(model, step):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.003)
 
     def one(batch):
@@ -58,13 +58,27 @@ def step_cpu_ms(model, batches, step):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+    return one
 
+
+def step_cpu_ms(one, batches):
+    """CPU time of this thread per step, after 5 warm-up steps (intra-op threads: 1, as the bench sets)."""
     for batch in batches[:5]:
         one(batch)
     start = time.thread_time()
     for batch in batches[5:]:
         one(batch)
     return (time.thread_time() - start) / len(batches[5:]) * 1e3
+
+
+def profile_rows(one, batches, top=8):
+    """The ops of most self CPU time over `batches`' steps: (name, ms per step, share of the step)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for batch in batches:
+            one(batch)
+    ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in ops)
+    return [(e.key, e.self_cpu_time_total / len(batches) / 1e3, e.self_cpu_time_total / total) for e in ops[:top]]
 
 
 def taken(batches, n):
@@ -74,13 +88,19 @@ def taken(batches, n):
 dgl_rate, pyg_rate = rate(dgl_batches()), rate(pyg_batches())
 in_feats, classes = g.ndata["feat"].shape[1], common.num_classes(g, "label")
 torch.manual_seed(0)
-dgl_ms = step_cpu_ms(SAGE(in_feats, 16, classes, 2, "mean", 0.5), taken(dgl_batches(), 35),
-                     lambda model, b: (model(b[2], b[0]), b[1].long()))
-pyg_ms = step_cpu_ms(GraphSAGE(in_feats, 16, 2, out_channels=classes, dropout=0.5), taken(pyg_batches(), 35),
-                     lambda model, b: (model(b.x, b.edge_index, num_sampled_nodes_per_hop=b.num_sampled_nodes,
-                                             num_sampled_edges_per_hop=b.num_sampled_edges)[: b.batch_size], b.y))
+dgl_ms = step_cpu_ms(stepper(SAGE(in_feats, 16, classes, 2, "mean", 0.5), lambda model, b: (model(b[2], b[0]),
+                                                                                              b[1].long())),
+                     taken(dgl_batches(), 35))
+pyg_step = stepper(GraphSAGE(in_feats, 16, 2, out_channels=classes, dropout=0.5),
+                   lambda model, b: (model(b.x, b.edge_index, num_sampled_nodes_per_hop=b.num_sampled_nodes,
+                                           num_sampled_edges_per_hop=b.num_sampled_edges)[: b.batch_size], b.y))
+pyg_batches_taken = taken(pyg_batches(), 45)
+pyg_ms = step_cpu_ms(pyg_step, pyg_batches_taken[:35])
+profile = profile_rows(pyg_step, pyg_batches_taken[35:])
 if g.rank() == 0:
     print(f"| loaders alone, mini-batches/s | {dgl_rate:.1f} | {pyg_rate:.1f} | {pyg_rate / dgl_rate:.2f} |",
           flush=True)
     # The last column is a rate in both rows: steps per CPU-second, PyG's over the tessera.dgl example's.
     print(f"| models alone, CPU ms per step | {dgl_ms:.2f} | {pyg_ms:.2f} | {dgl_ms / pyg_ms:.2f} |", flush=True)
+    for name, ms, share in profile:
+        print(f"| PyG step op | {name} | {ms:.2f} | {share:.2f} |", flush=True)

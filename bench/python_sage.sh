@@ -9,7 +9,7 @@
 #   (d) a 10,000-row feature pull into a torch tensor from Python against the same pull timed in C++;
 #   (e) examples/pyg/graphsage.py (PyG's own GraphSAGE through tessera.pyg) with the same flags, and, apart
 #       (bench/pyg_loader.py), the two loaders alone and the two models alone on batches from their own loaders,
-#       when PyG is on PYG_PATH (default ../shared/vendor).
+#       and the ops PyG's step spends its CPU on, when PyG is on PYG_PATH (default ../shared/vendor).
 # TESSERA_VENV=dir runs every job on the environment route instead: that venv's python, its pip-installed tessera
 # package and command, and its own PyG (scripts/test-environment makes it: PyPI's torch 2.15, PyG 2.8.1).
 # Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] [TESSERA_VENV=dir] bench/python_sage.sh [EPOCHS]
@@ -96,6 +96,10 @@ if pyg_vs_python is not None:
     print("|---|---|---|---|")
     for line in open("pyg_loader.log"):
         if re.match(r"\[m0/trainer/0\] \| (loaders|models) alone", line): print(line.split("] ", 1)[1].rstrip())
+    print("\n| PyG's step, by op (torch.profiler, 10 steps) | op | self CPU ms per step | share of the step |")
+    print("|---|---|---|---|")
+    for line in open("pyg_loader.log"):
+        if line.startswith("[m0/trainer/0] | PyG step op"): print(line.split("] ", 1)[1].rstrip())
 print()
 print("| pull | C++ (ms) | Python (ms) | Python / C++ |")
 print("|---|---|---|---|")
