@@ -2,16 +2,16 @@
 // at load time, no type twice, and a second claim of a type is named.
 #include <gtest/gtest.h>
 
-#include "server/service_registry.h"
+#include "net/service_registry.h"
 #include "tessera/base/error.h"
 
 namespace tessera::testing {
 namespace {
 
 TEST(ServiceRegistry, EveryPartClaimsItsTypesAndNoTypeIsClaimedTwice) {
-  EXPECT_NO_THROW(server::request_types().check());
+  EXPECT_NO_THROW(net::request_types().check());
   std::map<std::string, int> parts;
-  for (const auto& [type, service] : server::request_types().owners()) {
+  for (const auto& [type, service] : net::request_types().owners()) {
     EXPECT_NE(type, net::kReply) << service;
     ++parts[service.substr(0, service.find(':'))];
   }
@@ -25,18 +25,18 @@ TEST(ServiceRegistry, EveryPartClaimsItsTypesAndNoTypeIsClaimedTwice) {
 }
 
 TEST(ServiceRegistry, ASecondClaimIsNamedAndTheFirstHandlerKept) {
-  server::RequestTypes types;
-  server::ServiceRegistry<int> registry(types);
+  net::RequestTypes types;
+  net::ServiceRegistry<int> registry(types);
   registry.add(7, "first", [](int& state, net::Request&, net::Header* reply) {
     reply->iarg = state;
-    return server::Frames{};
+    return net::Frames{};
   });
   EXPECT_NO_THROW(types.check());
   registry.add(7, "second", [](int&, net::Request&, net::Header* reply) {
     reply->iarg = -1;
-    return server::Frames{};
+    return net::Frames{};
   });
-  registry.add(net::kReply, "impostor", [](int&, net::Request&, net::Header*) { return server::Frames{}; });
+  registry.add(net::kReply, "impostor", [](int&, net::Request&, net::Header*) { return net::Frames{}; });
   try {
     types.check();
     FAIL() << "a type claimed twice passed the check";

@@ -85,18 +85,18 @@ TensorByName tensors_of(server::ServerState& state) {
   return [&state](const std::string& name) -> store::LocalTensor& { return state.tensor(name); };
 }
 
-server::Frames serve_save(server::ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_save(server::ServerState& state, net::Request& request, net::Header* reply) {
   reply->iarg = static_cast<int64_t>(save_rows(tensors_of(state), state.env.machine_id, request_body(request),
                                                request.header.iarg));
   return {};
 }
 
-server::Frames serve_load(server::ServerState& state, net::Request& request, net::Header*) {
+net::Frames serve_load(server::ServerState& state, net::Request& request, net::Header*) {
   load_rows(tensors_of(state), state.env.machine_id, request_body(request), request.header.iarg);
   return {};
 }
 
-server::Frames serve_list(server::ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_list(server::ServerState& state, net::Request& request, net::Header* reply) {
   const json body = request_body(request);
   std::vector<int64_t> epochs = machine_checkpoints(body.at("dir"), body.at("unit"), state.env.machine_id).intact();
   net::set_shape(reply, DType::kInt64, {static_cast<int64_t>(epochs.size())});

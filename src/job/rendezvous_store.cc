@@ -4,19 +4,19 @@
 
 #include "io/text.h"
 #include "net/transport.h"
-#include "server/service_registry.h"
+#include "net/service_registry.h"
 #include "tessera/base/error.h"
 
 namespace tessera::distributed {
 
-server::ServiceRegistry<StoreValues>& store_services() {
-  static server::ServiceRegistry<StoreValues> registry;
+net::ServiceRegistry<StoreValues>& store_services() {
+  static net::ServiceRegistry<StoreValues> registry;
   return registry;
 }
 
 namespace {
 
-using server::Frames;
+using net::Frames;
 
 // The request's key; a set carries its value as a second frame.
 std::string key_of(const net::Request& request, size_t frames) {

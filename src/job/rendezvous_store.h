@@ -19,8 +19,6 @@
 namespace tessera::net {
 class ServerSocket;
 struct Request;
-}
-namespace tessera::server {
 template <class State>
 class ServiceRegistry;
 }
@@ -39,7 +37,7 @@ using StoreValues = std::map<std::string, std::string>;
 
 // The store's services, registered in rendezvous_store.cc (the fuzz target
 // of requests dispatches to them too).
-server::ServiceRegistry<StoreValues>& store_services();
+net::ServiceRegistry<StoreValues>& store_services();
 
 class RendezvousStore {
  public:

@@ -22,7 +22,7 @@ constexpr size_t kMaxFrames = 8;
 
 // What a request asks for. The transport knows no request but the reply:
 // the parts above it declare their types next to their handlers and register
-// them with a server (server/service_registry.h), which refuses a type
+// them with a server (net/service_registry.h), which refuses a type
 // claimed twice.
 using RequestType = uint16_t;
 constexpr RequestType kReply = 1;  // status 0: success; otherwise frame 0 is the error text

@@ -31,9 +31,9 @@ void check_draws(const FanoutSpec& spec, int64_t seeds) {
                                          seeds, per_seed, kMaxDrawsWithReplacement));
 }
 
-server::Frames serve_sample(server::ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_sample(server::ServerState& state, net::Request& request, net::Header* reply) {
   int64_t n = 0;
-  const int64_t* seeds = server::ids_frame(request, 0, &n);
+  const int64_t* seeds = net::ids_frame(request, 0, &n);
   if (request.frames.size() != 2 && request.frames.size() != 3)
     throw net::ProtocolError("sample needs seeds and spec frames (and the weight names, if weighted)");
   if (request.frames[1].size() % sizeof(int64_t) != 0) throw net::ProtocolError("sample spec frame is not int64");

@@ -20,10 +20,10 @@ int requested_etype(const ServerState& state, const net::Request& request) {
   return static_cast<int>(iarg) - 1;
 }
 
-Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* reply) {
   const store::PartitionStore& partition = *state.partition;
   int64_t n = 0;
-  const int64_t* nodes = ids_frame(request, 0, &n);
+  const int64_t* nodes = net::ids_frame(request, 0, &n);
   const int etype = requested_etype(state, request);
   std::vector<int64_t> degrees(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -33,12 +33,12 @@ Frames serve_in_degrees(ServerState& state, net::Request& request, net::Header* 
     degrees[i] = in_degree(partition, nodes[i], etype);
   }
   net::set_shape(reply, DType::kInt64, {n});
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(std::move(degrees)));
   return frames;
 }
 
-Frames serve_top_in_degree(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_top_in_degree(ServerState& state, net::Request& request, net::Header* reply) {
   const int64_t n = state.partition->num_nodes(), count = request.header.iarg;
   int64_t first = 0, end = n;
   if (!request.frames.empty()) {
@@ -62,30 +62,30 @@ Frames serve_top_in_degree(ServerState& state, net::Request& request, net::Heade
   });
   nodes.resize(count);
   net::set_shape(reply, DType::kInt64, {count});
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(std::move(nodes)));
   return frames;
 }
 
-Frames serve_out_degrees(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_out_degrees(ServerState& state, net::Request& request, net::Header* reply) {
   const store::PartitionStore& partition = *state.partition;
   int64_t n = 0;
-  const int64_t* nodes = ids_frame(request, 0, &n);
+  const int64_t* nodes = net::ids_frame(request, 0, &n);
   const int64_t num_nodes = state.config.num_nodes;
   for (int64_t i = 0; i < n; ++i)
     if (nodes[i] < 0 || nodes[i] >= num_nodes)
       throw net::ProtocolError(fmt::format("node {} is out of range (the graph has {})", nodes[i], num_nodes));
   std::vector<int64_t> counts = count_sources(partition, nodes, n, num_nodes, requested_etype(state, request));
   net::set_shape(reply, DType::kInt64, {n});
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(std::move(counts)));
   return frames;
 }
 
-Frames serve_has_edges(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_has_edges(ServerState& state, net::Request& request, net::Header* reply) {
   const store::PartitionStore& partition = *state.partition;
   int64_t n = 0, m = 0;
-  const int64_t* src = ids_frame(request, 0, &n);
+  const int64_t* src = net::ids_frame(request, 0, &n);
   const size_t bytes = static_cast<size_t>(n) * sizeof(int64_t);
   if (request.frames.size() < 2 || request.frames.size() > 3 || request.frames[1].size() != bytes ||
       (request.frames.size() == 3 && request.frames[2].size() != bytes))
@@ -101,15 +101,15 @@ Frames serve_has_edges(ServerState& state, net::Request& request, net::Header* r
     found[i] = has_in_edge(partition, local, src[i], etypes == nullptr ? -1 : etypes[i]);
   }
   net::set_shape(reply, DType::kInt64, {n});
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(std::move(found)));
   return frames;
 }
 
-Frames serve_find_edges(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_find_edges(ServerState& state, net::Request& request, net::Header* reply) {
   store::PartitionStore& partition = *state.partition;
   int64_t n = 0;
-  const int64_t* eids = ids_frame(request, 0, &n);
+  const int64_t* eids = net::ids_frame(request, 0, &n);
   std::vector<int64_t> src(n), dst(n);
   const int64_t* indices = partition.indices().data<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -118,7 +118,7 @@ Frames serve_find_edges(ServerState& state, net::Request& request, net::Header* 
     dst[i] = partition.first_node() + partition.node_of_position(pos);
   }
   net::set_shape(reply, DType::kInt64, {n});
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(std::move(src)));
   frames.push_back(net::frame_of(std::move(dst)));
   return frames;

@@ -23,7 +23,7 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-Frames serve_shutdown(ServerState& state, net::Request&, net::Header*) {
+net::Frames serve_shutdown(ServerState& state, net::Request&, net::Header*) {
   state.running = false;
   return {};
 }
@@ -86,7 +86,7 @@ void serve(ServerState& state, net::ServerSocket& socket) {
     if (!socket.receive(&request, 200)) continue;
     try {
       net::Header reply;
-      Frames frames = partition_services().dispatch(state, request, &reply);
+      net::Frames frames = partition_services().dispatch(state, request, &reply);
       socket.reply(request, reply, std::move(frames));
     } catch (const std::exception& e) {
       // A bad request (unknown tensor, row out of range, malformed frames)
@@ -102,7 +102,7 @@ int run_server(const distributed::JobEnv& env) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   try {
-    request_types().check();
+    net::request_types().check();
     ServerState state(env);
     const std::unique_ptr<net::ServerSocket> socket = open_partition(state);
     serve(state, *socket);

@@ -9,8 +9,8 @@
 
 namespace tessera::server {
 
-ServiceRegistry<ServerState>& partition_services() {
-  static ServiceRegistry<ServerState> registry;
+net::ServiceRegistry<ServerState>& partition_services() {
+  static net::ServiceRegistry<ServerState> registry;
   return registry;
 }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "job/rendezvous.h"
-#include "server/service_registry.h"
+#include "net/service_registry.h"
 #include "store/row_locks.h"
 #include "tessera/distributed/job_env.h"
 #include "tessera/partition/partition_book.h"
@@ -50,8 +50,8 @@ struct ServerState {
 };
 
 // The services of partition servers; every part registers its own:
-//   ServiceRegistry<ServerState>& r = partition_services();
+//   net::ServiceRegistry<ServerState>& r = partition_services();
 //   const bool kRegistered = r.add(kMyRequest, "my service", handler);
-ServiceRegistry<ServerState>& partition_services();
+net::ServiceRegistry<ServerState>& partition_services();
 
 }  // namespace tessera::server

@@ -13,21 +13,21 @@ namespace {
 
 using net::ProtocolError;
 
-Frames serve_pull(ServerState& state, net::Request& request, net::Header* reply) {
+net::Frames serve_pull(ServerState& state, net::Request& request, net::Header* reply) {
   store::LocalTensor& t = state.tensor(net::header_name(request.header));
   int64_t n = 0;
-  const int64_t* rows = ids_frame(request, 0, &n);
+  const int64_t* rows = net::ids_frame(request, 0, &n);
   Array out = store::gather_rows(t, rows, n);
   net::set_shape(reply, out.dtype(), out.shape());
-  Frames frames;
+  net::Frames frames;
   frames.push_back(net::frame_of(out));
   return frames;
 }
 
-Frames serve_push(ServerState& state, net::Request& request, net::Header*) {
+net::Frames serve_push(ServerState& state, net::Request& request, net::Header*) {
   store::LocalTensor& t = state.tensor(net::header_name(request.header));
   int64_t n = 0;
-  const int64_t* rows = ids_frame(request, 0, &n);
+  const int64_t* rows = net::ids_frame(request, 0, &n);
   if (request.frames.size() != 2) throw ProtocolError("push needs ids and values frames");
   net::check_frame(request.frames[1].size(), t.rows.dtype(), n, t.spec.row_elems(), "values");
   if (request.header.iarg == static_cast<int64_t>(store::PushMode::kAdd))
@@ -37,12 +37,12 @@ Frames serve_push(ServerState& state, net::Request& request, net::Header*) {
   return {};
 }
 
-Frames serve_sparse_step(ServerState& state, net::Request& request, net::Header*) {
+net::Frames serve_sparse_step(ServerState& state, net::Request& request, net::Header*) {
   const net::Header& h = request.header;
   const std::string name = net::header_name(h);
   store::LocalTensor& w = state.tensor(name);
   int64_t n = 0;
-  const int64_t* rows = ids_frame(request, 0, &n);
+  const int64_t* rows = net::ids_frame(request, 0, &n);
   if (request.frames.size() != 2) throw ProtocolError("sparse step needs ids and gradient frames");
   net::check_frame(request.frames[1].size(), DType::kFloat32, n, w.spec.row_elems(), "gradients");
   store::SparseStepParams p;
@@ -58,7 +58,7 @@ Frames serve_sparse_step(ServerState& state, net::Request& request, net::Header*
 
 // In shared memory, so that backup servers and co-located trainers map the
 // same rows; published in the rendezvous store for the other machines.
-Frames serve_create(ServerState& state, net::Request& request, net::Header*) {
+net::Frames serve_create(ServerState& state, net::Request& request, net::Header*) {
   if (request.frames.size() != 1) throw ProtocolError("create needs one spec frame");
   const store::TensorSpec spec = store::TensorSpec::from_json(request.frames[0].to_string());
   if (spec.name.find('/') != std::string::npos)
@@ -81,7 +81,7 @@ Frames serve_create(ServerState& state, net::Request& request, net::Header*) {
   return {};
 }
 
-Frames serve_delete(ServerState& state, net::Request& request, net::Header*) {
+net::Frames serve_delete(ServerState& state, net::Request& request, net::Header*) {
   const std::string name = net::header_name(request.header);
   store::LocalTensor* t = state.partition->find(name);
   if (t == nullptr || !t->shm) return {};  // unknown here or a partition array: nothing to free

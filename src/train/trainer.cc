@@ -293,8 +293,9 @@ void check_feature_cache(const FeatureCacheOptions& o) {
     fail("--feature-cache-mb must be 0 or more megabytes (got {})", o.feature_cache_mb);
 }
 
-FeatureCaches feature_caches(distributed::Context& ctx, const std::vector<store::TensorSpec>& tensors,
-                             const FeatureCacheOptions& o, run::RunLog& log) {
+distributed::RemoteRowCaches feature_caches(distributed::Context& ctx,
+                                            const std::vector<store::TensorSpec>& tensors,
+                                            const FeatureCacheOptions& o, run::RunLog& log) {
   // Each tensor's share of the budget: what its remote rows would take.
   std::vector<double> wanted;
   double total = 0;
@@ -305,7 +306,7 @@ FeatureCaches feature_caches(distributed::Context& ctx, const std::vector<store:
     wanted.push_back(static_cast<double>(remote) * static_cast<double>(spec.row_bytes()));
     total += wanted.back();
   }
-  FeatureCaches caches;
+  distributed::RemoteRowCaches caches;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const double share = total > 0 ? wanted[i] / total : 1.0;
     const auto budget = static_cast<int64_t>(static_cast<double>(o.feature_cache_mb << 20) * share);
@@ -320,7 +321,7 @@ FeatureCaches feature_caches(distributed::Context& ctx, const std::vector<store:
   return caches;
 }
 
-nlohmann::json feature_cache_summary(distributed::Context& ctx, const FeatureCaches& caches) {
+nlohmann::json feature_cache_summary(distributed::Context& ctx, const distributed::RemoteRowCaches& caches) {
   if (caches.empty()) return nlohmann::json::object();
   int64_t counts[3] = {0, 0, 0};
   for (const auto& cache : caches) {

@@ -15,14 +15,14 @@ namespace {
 constexpr tessera::net::RequestType kPartitionSummary = 40001;
 
 // Frames: int64 values -> reply: [machine, nodes of the partition, sum of the values].
-tessera::server::Frames serve_summary(tessera::server::ServerState& state, tessera::net::Request& request,
+tessera::net::Frames serve_summary(tessera::server::ServerState& state, tessera::net::Request& request,
                                       tessera::net::Header* reply) {
   int64_t n = 0;
-  const int64_t* values = tessera::server::ids_frame(request, 0, &n);
+  const int64_t* values = tessera::net::ids_frame(request, 0, &n);
   int64_t sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += values[i];
   tessera::net::set_shape(reply, tessera::DType::kInt64, {3});
-  tessera::server::Frames frames;
+  tessera::net::Frames frames;
   frames.push_back(tessera::net::frame_of(std::vector<int64_t>{state.env.machine_id, state.partition->num_nodes(), sum}));
   return frames;
 }

@@ -40,7 +40,7 @@ struct Reader {
 };
 
 // What the store service does with the frames before they touch a
-// partition (server/service_registry.cc ids_frame, server/store_service.cc).
+// partition (net/service_registry.cc ids_frame, server/store_service.cc).
 void check_payload(const net::Header& h, const std::vector<std::string>& frames) {
   const net::RequestType type = h.type;
   const std::string name = net::header_name(h);

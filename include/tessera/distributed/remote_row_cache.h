@@ -79,4 +79,7 @@ class RemoteRowCache {
   mutable std::atomic<int64_t> asked_{0}, found_{0};
 };
 
+// A process's caches, one per tensor at most (a loader's, a trainer's).
+using RemoteRowCaches = std::vector<std::shared_ptr<const RemoteRowCache>>;
+
 }  // namespace tessera::distributed

@@ -90,7 +90,7 @@ struct LoaderOptions {
   // most one per tensor: `feature`'s, or some typed inputs' (one per node
   // type with features). Each serves the fetches of its own tensor; the
   // other tensors' rows come from the servers. Loaders may share them.
-  std::vector<std::shared_ptr<const distributed::RemoteRowCache>> feature_caches;
+  distributed::RemoteRowCaches feature_caches;
   // Reduce the input rows on the sampler thread: each batch carries
   // blocks[0]'s mean (kMean) or gcn mean (kGcnMean) of its sources' `feature`
   // rows (MiniBatch::aggregated), each row read once where it lies (no
@@ -160,7 +160,7 @@ class DistDataLoader {
     // Typed inputs: by node type, that type's input tensor (no name: the
     // type fetches no rows). Empty: no typed inputs.
     std::vector<store::TensorSpec> input_specs;
-    std::vector<std::shared_ptr<const distributed::RemoteRowCache>> caches;  // one per tensor at most
+    distributed::RemoteRowCaches caches;
     // The cache of tensor `spec`, or null.
     const distributed::RemoteRowCache* cache_of(const store::TensorSpec& spec) const;
   };

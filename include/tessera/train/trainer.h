@@ -218,13 +218,13 @@ void check_feature_cache(const FeatureCacheOptions& options);
 // --feature-cache-mb in proportion to the bytes each would cache. Its
 // loaders share them through LoaderOptions::feature_caches. The tensors are
 // read-only partition data. Not collective.
-using FeatureCaches = std::vector<std::shared_ptr<const distributed::RemoteRowCache>>;
-FeatureCaches feature_caches(distributed::Context& ctx, const std::vector<store::TensorSpec>& tensors,
-                             const FeatureCacheOptions& options, run::RunLog& log);
+distributed::RemoteRowCaches feature_caches(distributed::Context& ctx,
+                                            const std::vector<store::TensorSpec>& tensors,
+                                            const FeatureCacheOptions& options, run::RunLog& log);
 // What the trainers' caches served, for the final record: rows per trainer
 // and the share of remote rows found in a cache. Collective; {} without a
 // cache (then no trainer has one).
-nlohmann::json feature_cache_summary(distributed::Context& ctx, const FeatureCaches& caches);
+nlohmann::json feature_cache_summary(distributed::Context& ctx, const distributed::RemoteRowCaches& caches);
 
 // The training loader's options from the shared flags: --batch-size,
 // --seed, and --num-samplers sampler threads (else the launcher's count).

@@ -26,7 +26,7 @@
 #include "net/message.h"
 #include "net/transport.h"
 
-namespace tessera::server {
+namespace tessera::net {
 
 using Frames = std::vector<zmq::message_t>;
 
@@ -88,4 +88,4 @@ class ServiceRegistry {
   std::map<net::RequestType, Handler> handlers_;
 };
 
-}  // namespace tessera::server
+}  // namespace tessera::net

@@ -1,8 +1,8 @@
-#include "server/service_registry.h"
+#include "net/service_registry.h"
 
 #include "tessera/base/error.h"
 
-namespace tessera::server {
+namespace tessera::net {
 
 bool RequestTypes::claim(net::RequestType type, const std::string& service) {
   if (type == net::kReply) {
@@ -30,4 +30,4 @@ const int64_t* ids_frame(net::Request& request, size_t frame, int64_t* count) {
   return request.frames[frame].data<int64_t>();
 }
 
-}  // namespace tessera::server
+}  // namespace tessera::net
