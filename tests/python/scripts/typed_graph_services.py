@@ -202,6 +202,63 @@ g.barrier()
 POSITIVE = {c: torch.bincount(ENDS[c][1][W[c] > 0], minlength=g.num_nodes(c[2])) for c in ETYPES}
 CITES_W = ("paper", "cites", "paper")
 
+# node_split / edge_split with types: each trainer marks its own share of a typed mask (the C++ split of a typed
+# DistTensor) with its rank in a DistTensor, checked against the mask read whole: no trainer's marks were
+# overwritten (the shares are disjoint), the marks cover the mask, and the shares follow ID order and differ by at
+# most one (force_even=True) or lie in the trainer's own partition (force_even=False).
+RANK = g.rank()
+cites_mask = dgl.distributed.DistTensor((g.num_edges(CITES_W),), torch.uint8, name="cites-mask",
+                                        part_policy=g.get_edge_partition_policy(CITES_W))
+if RANK == 0:
+    cites_mask[torch.arange(g.num_edges(CITES_W))] = (torch.arange(g.num_edges(CITES_W)) % 3 == 0).to(torch.uint8)
+g.barrier()
+SPLITS = {"node": (g.nodes["paper"].data["train_mask"], g.num_nodes("paper"), g.get_node_partition_policy("paper"),
+                   lambda m, even: dgl.distributed.node_split(m, book, ntype="paper", force_even=even),
+                   lambda ids: book.nid2partid(ids, "paper")),
+          "edge": (cites_mask, g.num_edges(CITES_W), g.get_edge_partition_policy(CITES_W),
+                   lambda m, even: dgl.distributed.edge_split(m, book, etype=CITES_W, force_even=even),
+                   lambda ids: book.eid2partid(ids, CITES_W))}
+for what, (mask, n, policy, split, part_of) in SPLITS.items():
+    for even in (True, False):
+        owner = dgl.distributed.DistTensor((n,), torch.int64, name=f"{what}-owner-{even}", part_policy=policy)
+        share = split(mask, even)
+        owner[share] = torch.full((len(share),), RANK + 1, dtype=torch.int64)
+        if not even:
+            assert torch.equal(part_of(share), torch.full_like(share, book.partid)), (what, "own partition")
+        g.barrier()
+        assert torch.equal(owner[share], torch.full((len(share),), RANK + 1)), (what, even, "shares overlap")
+        want = torch.nonzero(mask[torch.arange(n)]).flatten()
+        got = owner[torch.arange(n)]
+        assert len(want) > 0 and torch.equal(torch.nonzero(got).flatten(), want), (what, even, "cover the mask")
+        if even:
+            counts = torch.bincount(got[want])[1:]
+            assert int(counts.max() - counts.min()) <= 1, (what, counts)
+            assert bool((got[want][1:] >= got[want][:-1]).all()), (what, "shares in ID order")
+        g.barrier()
+
+# DistEmbedding per type: each trainer steps a few rows of another machine's partition (its own picks, marked in a
+# DistTensor) through SparseAdagrad at lr 1, which moves a row by 1 against its gradient's sign on a first step;
+# every trainer then reads exactly the marked rows moved, and every other row at its start.
+N_AUTHOR = g.num_nodes("author")
+author_emb = dgl.distributed.DistEmbedding(N_AUTHOR, 3, "author-emb",
+                                           lambda shape, dtype: torch.zeros(shape, dtype=dtype),
+                                           g.get_node_partition_policy("author"))
+marked = dgl.distributed.DistTensor((N_AUTHOR,), torch.int64, name="author-stepped",
+                                    part_policy=g.get_node_partition_policy("author"))
+elsewhere = torch.nonzero(book.nid2partid(torch.arange(N_AUTHOR), "author") != book.partid).flatten()
+stepped_ids = (elsewhere if len(elsewhere) else torch.arange(N_AUTHOR))[RANK::16][:10]
+marked[stepped_ids] = torch.ones(len(stepped_ids), dtype=torch.int64)
+opt = dgl.distributed.optim.SparseAdagrad([author_emb], lr=1.0)
+(author_emb(stepped_ids) * -1.0).sum().backward()
+opt.step()
+g.barrier()
+stepped = marked[torch.arange(N_AUTHOR)] == 1
+table = author_emb.weight[torch.arange(N_AUTHOR)]
+assert torch.allclose(table[stepped], torch.ones(int(stepped.sum()), 3), atol=1e-4), table[stepped][:3]
+assert bool((table[~stepped] == 0).all()), "rows no trainer stepped keep their start"
+g.barrier()
+
+
 
 def check_weighted(fr):
     check_real(fr)
@@ -345,63 +402,6 @@ for r, c in enumerate(ETYPES):
     assert torch.equal(torch.sort(keys(c, u[at], v[at])).values,
                        torch.sort(keys(c, REL[c][0][mine], REL[c][1][mine])).values), c
 
-
-# node_split / edge_split with types: each trainer marks its own share of a typed mask (the C++ split of a typed
-# DistTensor) with its rank in a DistTensor, checked against the mask read whole: no trainer's marks were
-# overwritten (the shares are disjoint), the marks cover the mask, and the shares follow ID order and differ by at
-# most one (force_even=True) or lie in the trainer's own partition (force_even=False).
-RANK = g.rank()
-CITES = ("paper", "cites", "paper")
-cites_mask = dgl.distributed.DistTensor((g.num_edges(CITES),), torch.uint8, name="cites-mask",
-                                        part_policy=g.get_edge_partition_policy(CITES))
-if RANK == 0:
-    cites_mask[torch.arange(g.num_edges(CITES))] = (torch.arange(g.num_edges(CITES)) % 3 == 0).to(torch.uint8)
-g.barrier()
-SPLITS = {"node": (g.nodes["paper"].data["train_mask"], g.num_nodes("paper"), g.get_node_partition_policy("paper"),
-                   lambda m, even: dgl.distributed.node_split(m, book, ntype="paper", force_even=even),
-                   lambda ids: book.nid2partid(ids, "paper")),
-          "edge": (cites_mask, g.num_edges(CITES), g.get_edge_partition_policy(CITES),
-                   lambda m, even: dgl.distributed.edge_split(m, book, etype=CITES, force_even=even),
-                   lambda ids: book.eid2partid(ids, CITES))}
-for what, (mask, n, policy, split, part_of) in SPLITS.items():
-    for even in (True, False):
-        owner = dgl.distributed.DistTensor((n,), torch.int64, name=f"{what}-owner-{even}", part_policy=policy)
-        share = split(mask, even)
-        owner[share] = torch.full((len(share),), RANK + 1, dtype=torch.int64)
-        if not even:
-            assert torch.equal(part_of(share), torch.full_like(share, book.partid)), (what, "own partition")
-        g.barrier()
-        assert torch.equal(owner[share], torch.full((len(share),), RANK + 1)), (what, even, "shares overlap")
-        want = torch.nonzero(mask[torch.arange(n)]).flatten()
-        got = owner[torch.arange(n)]
-        assert len(want) > 0 and torch.equal(torch.nonzero(got).flatten(), want), (what, even, "cover the mask")
-        if even:
-            counts = torch.bincount(got[want])[1:]
-            assert int(counts.max() - counts.min()) <= 1, (what, counts)
-            assert bool((got[want][1:] >= got[want][:-1]).all()), (what, "shares in ID order")
-        g.barrier()
-
-# DistEmbedding per type: each trainer steps a few rows of another machine's partition (its own picks, marked in a
-# DistTensor) through SparseAdagrad at lr 1, which moves a row by 1 against its gradient's sign on a first step;
-# every trainer then reads exactly the marked rows moved, and every other row at its start.
-N_AUTHOR = g.num_nodes("author")
-author_emb = dgl.distributed.DistEmbedding(N_AUTHOR, 3, "author-emb",
-                                           lambda shape, dtype: torch.zeros(shape, dtype=dtype),
-                                           g.get_node_partition_policy("author"))
-marked = dgl.distributed.DistTensor((N_AUTHOR,), torch.int64, name="author-stepped",
-                                    part_policy=g.get_node_partition_policy("author"))
-elsewhere = torch.nonzero(book.nid2partid(torch.arange(N_AUTHOR), "author") != book.partid).flatten()
-picked = (elsewhere if len(elsewhere) else torch.arange(N_AUTHOR))[RANK::16][:10]
-marked[picked] = torch.ones(len(picked), dtype=torch.int64)
-opt = dgl.distributed.optim.SparseAdagrad([author_emb], lr=1.0)
-(author_emb(picked) * -1.0).sum().backward()
-opt.step()
-g.barrier()
-stepped = marked[torch.arange(N_AUTHOR)] == 1
-table = author_emb.weight[torch.arange(N_AUTHOR)]
-assert torch.allclose(table[stepped], torch.ones(int(stepped.sum()), 3), atol=1e-4), table[stepped][:3]
-assert bool((table[~stepped] == 0).all()), "rows no trainer stepped keep their start"
-g.barrier()
 
 # Bad input: a clear error, nothing sampled.
 
