@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   }
   const int rank = peer == 0 ? 1 : 0;
   auto member = [&] {
-    tessera::distributed::Rendezvous store("127.0.0.1", port, rank == 0, 60, security);
+    tessera::job::Rendezvous store("127.0.0.1", port, rank == 0, 60, security);
     tessera::distributed::Collectives ring(&store, "ring/", rank, 2, "127.0.0.1", 60, CollectiveWire::kSecuredRing);
     tessera::distributed::Collectives gloo(&store, "gloo/", rank, 2, "127.0.0.1", 60, CollectiveWire::kGloo);
     for (size_t k = 0; k < megabytes.size(); ++k) {

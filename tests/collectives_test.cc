@@ -27,7 +27,7 @@
 namespace tessera::distributed {
 namespace {
 
-using Member = std::function<void(int rank, Rendezvous& store)>;
+using Member = std::function<void(int rank, job::Rendezvous& store)>;
 
 // Runs `member` on `size` threads, rank 0 hosting the store; returns each
 // rank's error text ("" when it returned).
@@ -36,12 +36,12 @@ std::vector<std::string> run_members(int size, const Member& member, int timeout
   const net::Security security{net::generate_job_keys(), true};
   std::vector<std::string> errors(size);
   std::vector<std::thread> threads;
-  Rendezvous host("127.0.0.1", port, true, timeout_s, security);
+  job::Rendezvous host("127.0.0.1", port, true, timeout_s, security);
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        std::unique_ptr<Rendezvous> client;
-        if (rank > 0) client = std::make_unique<Rendezvous>("127.0.0.1", port, false, timeout_s, security);
+        std::unique_ptr<job::Rendezvous> client;
+        if (rank > 0) client = std::make_unique<job::Rendezvous>("127.0.0.1", port, false, timeout_s, security);
         member(rank, rank == 0 ? host : *client);
       } catch (const std::exception& e) {
         errors[rank] = e.what();
@@ -69,7 +69,7 @@ TEST(Collectives, TheSecuredRingSumsAsGlooDoes) {
     std::vector<std::vector<std::vector<float>>> ring(size), gloo(size);
     std::vector<std::vector<double>> doubles(size);
     std::vector<std::vector<int64_t>> ints(size);
-    const auto errors = run_members(size, [&](int rank, Rendezvous& store) {
+    const auto errors = run_members(size, [&](int rank, job::Rendezvous& store) {
       // 60 s to join: under a loaded suite (-j 2 beside other jobs) a
       // member of 3 once took over 30 s to reach the Gloo group.
       Collectives secured(&store, "ring/", rank, size, "127.0.0.1", 60, CollectiveWire::kSecuredRing);
@@ -127,7 +127,7 @@ TEST(Collectives, BroadcastGatherAndBarrierOnTheRing) {
   const int size = 3;
   std::vector<std::vector<std::vector<float>>> received(size);
   std::vector<std::vector<std::vector<int64_t>>> gathered(size);
-  const auto errors = run_members(size, [&](int rank, Rendezvous& store) {
+  const auto errors = run_members(size, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, size, "127.0.0.1", 30);
     for (int root = 0; root < size; ++root) {
       // 2.5 pieces, so a member forwards while it receives.
@@ -150,7 +150,7 @@ TEST(Collectives, BroadcastGatherAndBarrierOnTheRing) {
 }
 
 TEST(Collectives, MembersThatDisagreeAreNamedNotSummed) {
-  const auto errors = run_members(2, [&](int rank, Rendezvous& store) {
+  const auto errors = run_members(2, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, 2, "127.0.0.1", 5);
     std::vector<float> data(rank == 0 ? 10 : 20, 1.0f);
     c.all_reduce_sum(data.data(), static_cast<int64_t>(data.size()));
@@ -164,7 +164,7 @@ TEST(Collectives, MembersThatDisagreeAreNamedNotSummed) {
 
 TEST(Collectives, AMemberThatNeverComesFailsTheOthersWithinTheTimeout) {
   const auto started = std::chrono::steady_clock::now();
-  const auto errors = run_members(2, [&](int rank, Rendezvous& store) {
+  const auto errors = run_members(2, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, 2, "127.0.0.1", 2);
     if (rank == 1) return;  // joins the ring, never sums
     float x = 1;
@@ -181,7 +181,7 @@ TEST(Collectives, AMemberThatNeverComesFailsTheOthersWithinTheTimeout) {
 // know is an error naming the variable, not a silent choice.
 TEST(Collectives, TheBenchHookPicksGlooAndRefusesUnknownWires) {
   ::setenv("TESSERA_BENCH_COLLECTIVES", "gloo", 1);
-  const auto errors = run_members(2, [&](int rank, Rendezvous& store) {
+  const auto errors = run_members(2, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, 2, "127.0.0.1", 10);
     EXPECT_FALSE(c.secured());
     std::vector<float> data(100, static_cast<float>(rank + 1));
@@ -191,7 +191,7 @@ TEST(Collectives, TheBenchHookPicksGlooAndRefusesUnknownWires) {
   EXPECT_EQ(errors[0] + errors[1], "");
   ::setenv("TESSERA_BENCH_COLLECTIVES", "fast", 1);
   const auto refused =
-      run_members(1, [&](int, Rendezvous& store) { Collectives c(&store, "u/", 0, 2, "127.0.0.1", 2); });
+      run_members(1, [&](int, job::Rendezvous& store) { Collectives c(&store, "u/", 0, 2, "127.0.0.1", 2); });
   ::unsetenv("TESSERA_BENCH_COLLECTIVES");
   EXPECT_NE(refused[0].find("TESSERA_BENCH_COLLECTIVES is 'fast', expected ring or gloo"), std::string::npos)
       << refused[0];
@@ -201,7 +201,7 @@ TEST(Collectives, TheBenchHookPicksGlooAndRefusesUnknownWires) {
 // it, and the members' sums are untouched.
 TEST(Collectives, AStrangerCannotFeedTheRing) {
   std::vector<std::vector<float>> sums(2);
-  const auto errors = run_members(2, [&](int rank, Rendezvous& store) {
+  const auto errors = run_members(2, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, 2, "127.0.0.1", 10);
     if (rank == 0) {
       const std::string endpoint = store.get("t/ring/0");

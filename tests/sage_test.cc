@@ -288,13 +288,13 @@ TEST(GradSyncTest, OneMemberLeavesGradientsAlone) {
 TEST(GradSyncTest, TwoMembersAverage) {
   const int port = tessera::testing::free_port_block(1);
   const net::Security security{net::generate_job_keys(), true};
-  distributed::Rendezvous host("127.0.0.1", port, true, 30, security);
+  job::Rendezvous host("127.0.0.1", port, true, 30, security);
   std::vector<torch::Tensor> grads[2];
   std::vector<std::string> errors(2);
   auto trainer = [&](int rank) {
     try {
-      std::unique_ptr<distributed::Rendezvous> client;
-      if (rank == 1) client = std::make_unique<distributed::Rendezvous>("127.0.0.1", port, false, 30, security);
+      std::unique_ptr<job::Rendezvous> client;
+      if (rank == 1) client = std::make_unique<job::Rendezvous>("127.0.0.1", port, false, 30, security);
       distributed::Collectives coll(rank == 0 ? &host : client.get(), "gradsync/", rank, 2, "127.0.0.1", 30);
       torch::nn::Sequential model(torch::nn::Linear(1500, 1000), torch::nn::Linear(1000, 3));  // 6 MB of weights
       const auto params = model->parameters();

@@ -13,7 +13,7 @@
 #include "tessera/base/error.h"
 #include "tessera/distributed/dist_embedding.h"
 #include "tessera/distributed/dist_tensor.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/distributed/remote_row_cache.h"
 #include "tessera/store/partition_store.h"
@@ -184,7 +184,7 @@ void bind_distributed(py::module_& m) {
         py::arg("num_threads"));
   m.def("is_initialized", [] { return g_context != nullptr; });
   // Whether a launcher (or srun / mpirun with TESSERA_IP_CONFIG) gave this process a role in a job.
-  m.def("launched", [] { return distributed::JobEnv::from_environment().role != distributed::Role::kStandalone; });
+  m.def("launched", [] { return job::JobEnv::from_environment().role != job::Role::kStandalone; });
   m.def("finalize", [] {
     if (g_context == nullptr || g_context->finalized()) return;
     py::gil_scoped_release release;

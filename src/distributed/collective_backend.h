@@ -19,9 +19,11 @@
 
 #include "tessera/base/array.h"
 
-namespace tessera::distributed {
-
+namespace tessera::job {
 class Rendezvous;
+}
+
+namespace tessera::distributed {
 
 class CollectiveBackend {
  public:
@@ -35,9 +37,9 @@ class CollectiveBackend {
 
 // Both meet their peers in `store` under `prefix`; `my_ip` is the address
 // this member listens on (its machine's ip_config entry). size >= 2.
-std::unique_ptr<CollectiveBackend> ring_collectives(Rendezvous& store, const std::string& prefix, int rank, int size,
+std::unique_ptr<CollectiveBackend> ring_collectives(job::Rendezvous& store, const std::string& prefix, int rank, int size,
                                                     const std::string& my_ip, int timeout_s);
-std::unique_ptr<CollectiveBackend> gloo_collectives(Rendezvous& store, const std::string& prefix, int rank, int size,
+std::unique_ptr<CollectiveBackend> gloo_collectives(job::Rendezvous& store, const std::string& prefix, int rank, int size,
                                                     const std::string& my_ip, int timeout_s);
 
 }  // namespace tessera::distributed

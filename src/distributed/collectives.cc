@@ -25,7 +25,7 @@ bool bench_asks_for_gloo() {
 
 }  // namespace
 
-Collectives::Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
+Collectives::Collectives(job::Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
                          int timeout_s, CollectiveWire wire)
     : rank_(rank), size_(size) {
   if (size <= 1) return;

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "job/job_security.h"
 #include "job/rendezvous.h"
 #include "server/partition_server.h"
@@ -55,12 +55,12 @@ void check_same_file(const char* flag, const std::string& given, const std::stri
 // 89; standalone `train sage` with 1 sampler thread, 1 thread 203-206/s,
 // 2 threads 106-109/s (OpenMP's idle workers spin on the core the sampler
 // and OpenBLAS's pool need). Servers keep set_num_threads' default.
-int default_trainer_threads(const JobEnv& env, bool standalone) {
+int default_trainer_threads(const job::JobEnv& env, bool standalone) {
   if (threads_from_environment() > 0) return 0;
   int trainers_here = 1;
   if (!standalone) {
-    if (env.role != Role::kTrainer) return 0;
-    const std::vector<MachineAddress> machines = read_ip_config(env.ip_config, env.num_servers);
+    if (env.role != job::Role::kTrainer) return 0;
+    const std::vector<job::MachineAddress> machines = job::read_ip_config(env.ip_config, env.num_servers);
     trainers_here = 0;
     for (int m = 0; m < static_cast<int>(machines.size()); ++m)
       if (machines[m].ip == machines.at(env.machine_id).ip) trainers_here += env.trainers_on(m);
@@ -84,14 +84,14 @@ std::unique_ptr<Context> initialize(const InitOptions& options) {
   // touch, an extra pass over every byte pulled; keep them in the heap.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  JobEnv env = JobEnv::from_environment();
-  const bool standalone = options.standalone || env.role == Role::kStandalone;
+  job::JobEnv env = job::JobEnv::from_environment();
+  const bool standalone = options.standalone || env.role == job::Role::kStandalone;
   set_num_threads(options.num_threads > 0 ? options.num_threads : default_trainer_threads(env, standalone));
   if (!standalone) {
     check_same_file("--part-config", options.part_config, env.part_config);
     check_same_file("--ip-config", options.ip_config, env.ip_config);
   }
-  if (env.role == Role::kServer && !options.standalone) {
+  if (env.role == job::Role::kServer && !options.standalone) {
     std::fflush(stdout);
     std::exit(server::run_server(env));
   }
@@ -100,7 +100,7 @@ std::unique_ptr<Context> initialize(const InitOptions& options) {
     if (!options.ip_config.empty())
       fail("--ip-config {}: a standalone process has no servers to reach (drop the flag, or run under tessera launch)",
            options.ip_config);
-    ctx->env_ = JobEnv{};
+    ctx->env_ = job::JobEnv{};
     ctx->part_config_path_ = options.part_config.empty() ? env.part_config : options.part_config;
     ctx->open_standalone(ctx->part_config_path_);
   } else {
@@ -127,14 +127,14 @@ void Context::open_standalone(const std::string& part_config) {
 
 void Context::join_job() {
   config_ = PartitionConfig::load(env_.part_config);
-  const std::vector<MachineAddress> machines = read_ip_config(env_.ip_config, env_.num_servers);
+  const std::vector<job::MachineAddress> machines = job::read_ip_config(env_.ip_config, env_.num_servers);
   if (static_cast<int>(machines.size()) != env_.num_machines || config_.num_parts != env_.server_machines())
     fail("{} has {} partitions and {} lists {} machines; the job runs {} machines, {} of them holding partitions",
          env_.part_config, config_.num_parts, env_.ip_config, machines.size(), env_.num_machines,
          env_.server_machines());
   book_ = PartitionBook(config_);
-  security_ = std::make_shared<const net::Security>(job_security(env_));
-  rendezvous_ = std::make_unique<Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s, *security_);
+  security_ = std::make_shared<const net::Security>(job::job_security(env_));
+  rendezvous_ = std::make_unique<job::Rendezvous>(env_.master_addr, env_.master_port, false, env_.timeout_s, *security_);
   // Servers first: their addresses are in the store once they listen.
   const int total_servers = env_.server_machines() * env_.num_servers;
   rendezvous_->wait_count("servers_up", total_servers);
@@ -149,7 +149,7 @@ void Context::join_job() {
   client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS, *security_);
   if (env_.holds_partition(env_.machine_id)) {
     local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
-    const std::string segment_prefix = rendezvous_->get(segment_prefix_key(env_.machine_id));
+    const std::string segment_prefix = rendezvous_->get(job::segment_prefix_key(env_.machine_id));
     machine_locks_ = store::SharedMemory::attach(segment_prefix + "locks");
     local_locks_ = std::make_unique<store::RowLocks>(machine_locks_.data());
   }
@@ -216,7 +216,7 @@ store::LocalTensor* Context::local_tensor(const std::string& name) {
   check_not_finalized("tensor", name);  // a bool test on the hot path; the text only on failure
   if (!local_) return nullptr;
   std::lock_guard<std::mutex> lock(threads_mutex_);
-  return resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
+  return job::resolve_tensor(*local_, rendezvous_.get(), env_.machine_id, name);
 }
 
 void Context::finalize() {

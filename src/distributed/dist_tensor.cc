@@ -46,7 +46,7 @@ DistTensor::DistTensor(Context& ctx, const std::string& name, DType dtype, std::
   if (ctx.rank() == 0) {
     store::TensorSpec published;
     existed = ctx.standalone() ? ctx.local().find(name) != nullptr
-                               : find_published_spec(*ctx.rendezvous(), ctx.num_parts(), name, &published);
+                               : job::find_published_spec(*ctx.rendezvous(), ctx.num_parts(), name, &published);
     create_tensor(ctx, spec);
   }
   ctx.barrier();
@@ -64,7 +64,7 @@ DistTensor DistTensor::open(Context& ctx, const std::string& name) {
     t.state_->spec = local->spec;
     return t;
   }
-  if (!ctx.standalone() && find_published_spec(*ctx.rendezvous(), ctx.num_parts(), name, &t.state_->spec)) return t;
+  if (!ctx.standalone() && job::find_published_spec(*ctx.rendezvous(), ctx.num_parts(), name, &t.state_->spec)) return t;
   if (!ctx.has_local_part()) fail("no tensor named '{}' on the servers", name);
   std::string known;
   for (const std::string& n : ctx.local().names()) known += (known.empty() ? "" : ", ") + n;

@@ -21,7 +21,7 @@ namespace {
 // rendezvous store, so Gloo's addresses travel over the secured transport.
 class StoreForGloo : public c10d::Store {
  public:
-  explicit StoreForGloo(Rendezvous* rendezvous)
+  explicit StoreForGloo(job::Rendezvous* rendezvous)
       : c10d::Store(std::chrono::seconds(rendezvous->timeout_s())), rendezvous_(rendezvous) {}
 
   void set(const std::string& key, const std::vector<uint8_t>& value) override {
@@ -52,7 +52,7 @@ class StoreForGloo : public c10d::Store {
   }
 
  private:
-  Rendezvous* rendezvous_;
+  job::Rendezvous* rendezvous_;
 };
 
 torch::ScalarType torch_type(DType dtype) {
@@ -66,7 +66,7 @@ torch::ScalarType torch_type(DType dtype) {
 
 class GlooCollectives : public CollectiveBackend {
  public:
-  GlooCollectives(Rendezvous& store, const std::string& prefix, int rank, int size, const std::string& my_ip,
+  GlooCollectives(job::Rendezvous& store, const std::string& prefix, int rank, int size, const std::string& my_ip,
                   int timeout_s) {
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, c10::make_intrusive<StoreForGloo>(&store));
     auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(timeout_s));
@@ -105,7 +105,7 @@ class GlooCollectives : public CollectiveBackend {
 
 }  // namespace
 
-std::unique_ptr<CollectiveBackend> gloo_collectives(Rendezvous& store, const std::string& prefix, int rank, int size,
+std::unique_ptr<CollectiveBackend> gloo_collectives(job::Rendezvous& store, const std::string& prefix, int rank, int size,
                                                     const std::string& my_ip, int timeout_s) {
   return std::make_unique<GlooCollectives>(store, prefix, rank, size, my_ip, timeout_s);
 }

@@ -41,7 +41,7 @@ struct PieceHeader {
 
 class RingCollectives : public CollectiveBackend {
  public:
-  RingCollectives(Rendezvous& store, const std::string& prefix, int rank, int size, const std::string& my_ip,
+  RingCollectives(job::Rendezvous& store, const std::string& prefix, int rank, int size, const std::string& my_ip,
                   int timeout_s)
       : rank_(rank),
         size_(size),
@@ -169,7 +169,7 @@ class RingCollectives : public CollectiveBackend {
 
 }  // namespace
 
-std::unique_ptr<CollectiveBackend> ring_collectives(Rendezvous& store, const std::string& prefix, int rank, int size,
+std::unique_ptr<CollectiveBackend> ring_collectives(job::Rendezvous& store, const std::string& prefix, int rank, int size,
                                                     const std::string& my_ip, int timeout_s) {
   return std::make_unique<RingCollectives>(store, prefix, rank, size, my_ip, timeout_s);
 }

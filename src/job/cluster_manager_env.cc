@@ -17,13 +17,13 @@
 #include <cstdlib>
 #include <optional>
 
-#include "tessera/distributed/ip_config.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/ip_config.h"
+#include "tessera/job/job_env.h"
 #include "base/env.h"
 #include "io/text.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 namespace {
 
 struct Placement {
@@ -170,4 +170,4 @@ JobEnv job_env_from_cluster_manager() {
   return env;
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -1,4 +1,4 @@
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -12,7 +12,7 @@
 #include "io/text.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 namespace {
 
 // RFC 1123 host names: letters, digits, '-' and '.', not starting with '-'
@@ -130,4 +130,4 @@ bool is_local_address(const std::string& ip) {
   return found;
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -1,4 +1,4 @@
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include "io/text.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 namespace {
 
 std::string require(const char* name) {
@@ -155,4 +155,4 @@ std::vector<std::pair<std::string, std::string>> JobEnv::to_environment() const 
   return vars;
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

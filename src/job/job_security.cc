@@ -1,6 +1,6 @@
 #include "job/job_security.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 net::Security job_security(const JobEnv& env) {
   net::Security security;
@@ -9,4 +9,4 @@ net::Security job_security(const JobEnv& env) {
   return security;
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -2,11 +2,11 @@
 #pragma once
 
 #include "net/security.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 // Reads the key file TESSERA_KEY_FILE named (errors name the file).
 net::Security job_security(const JobEnv& env);
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -9,7 +9,7 @@
 #include "net/transport.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 struct Rendezvous::Answer {
   int64_t iarg = 0;
@@ -101,4 +101,4 @@ void Rendezvous::wait_count(const std::string& key, int64_t target) {
   }
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

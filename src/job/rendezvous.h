@@ -20,7 +20,7 @@ namespace tessera::net {
 class Client;
 }
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 class RendezvousStore;
 
@@ -65,4 +65,4 @@ class Rendezvous {
 // prefix of its shared-memory segments (its tensors and row locks).
 inline std::string segment_prefix_key(int machine_id) { return "main/" + std::to_string(machine_id); }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

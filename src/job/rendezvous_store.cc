@@ -7,7 +7,7 @@
 #include "net/service_registry.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 net::ServiceRegistry<StoreValues>& store_services() {
   static net::ServiceRegistry<StoreValues> registry;
@@ -106,4 +106,4 @@ void RendezvousStore::serve() {
   }
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -23,7 +23,7 @@ template <class State>
 class ServiceRegistry;
 }
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 constexpr net::RequestType kStoreSet = 11;     // frames: key, value
 constexpr net::RequestType kStoreGet = 12;     // frames: key -> reply: iarg 1 and the value, or iarg 0 (not yet)
@@ -55,4 +55,4 @@ class RendezvousStore {
   std::thread thread_;
 };
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -5,7 +5,7 @@
 #include "job/rendezvous.h"
 #include "tessera/base/error.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 namespace {
 
 std::string key(int machine, const std::string& name) { return "tensor/" + std::to_string(machine) + "/" + name; }
@@ -43,4 +43,4 @@ store::LocalTensor* resolve_tensor(store::PartitionStore& partition, Rendezvous*
       store::attach_shared_tensor(spec, entry.at("first_id").get<int64_t>(), entry.at("segment").get<std::string>()));
 }
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -9,7 +9,7 @@
 #include "job/rendezvous.h"
 #include "tessera/store/partition_store.h"
 
-namespace tessera::distributed {
+namespace tessera::job {
 
 void publish_tensor(Rendezvous& store, int machine, const store::LocalTensor& tensor);
 void unpublish_tensor(Rendezvous& store, int machine, const std::string& name);
@@ -21,4 +21,4 @@ bool find_published_spec(Rendezvous& store, int num_machines, const std::string&
 store::LocalTensor* resolve_tensor(store::PartitionStore& partition, Rendezvous* store, int machine,
                                    const std::string& name);
 
-}  // namespace tessera::distributed
+}  // namespace tessera::job

@@ -15,7 +15,7 @@
 #include "host_roles.h"
 #include "parallel_commands.h"
 #include "ssh.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "tessera/partition/partition_config.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
@@ -95,7 +95,7 @@ void copy_files(const CopyOptions& options) {
   if (fs::path(o.rel_data_path).is_absolute()) fail("--rel-data-path {} must be relative to the workspace", o.rel_data_path);
   if (!o.script_folder.empty() && !fs::is_directory(o.script_folder))
     fail("--script-folder {} is not a directory", o.script_folder);
-  std::vector<distributed::MachineAddress> machines = distributed::read_ip_config(o.ip_config, 1);
+  std::vector<job::MachineAddress> machines = job::read_ip_config(o.ip_config, 1);
   const int server_machines = apply_host_roles(&machines, o.server_hosts, o.client_hosts, o.ip_config);
   const PartitionConfig config = PartitionConfig::load(o.part_config);
   if (config.num_parts != server_machines)
@@ -107,7 +107,7 @@ void copy_files(const CopyOptions& options) {
 
   std::vector<std::string> lines;
   for (size_t m = 0; m < machines.size(); ++m) {
-    const bool local = distributed::is_local_address(machines[m].ip);
+    const bool local = job::is_local_address(machines[m].ip);
     const std::string& host = machines[m].host;
     std::string line = copy_line(o, host, local, config.dir, partition_files(config, config_name, machines[m].client ? -1 : static_cast<int>(m)), data_dir);
     line += " && " + copy_line(o, host, local, ip_config.parent_path().string(), {ip_config.filename().string()}, o.workspace);

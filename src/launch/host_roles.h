@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 
 namespace tessera::launch {
 
@@ -16,7 +16,7 @@ namespace tessera::launch {
 // its address), or one machine as HOST:BASE_PORT. With one list given, the
 // other machines take the other role; with both, every machine is named
 // once. Server machines must come first: machine i serves partition i.
-int apply_host_roles(std::vector<distributed::MachineAddress>* machines, const std::vector<std::string>& server_hosts,
+int apply_host_roles(std::vector<job::MachineAddress>* machines, const std::vector<std::string>& server_hosts,
                      const std::vector<std::string>& client_hosts, const std::string& ip_config);
 
 }  // namespace tessera::launch

@@ -37,7 +37,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "launch/launch.h"
 #include "tessera/base/error.h"
 
@@ -168,7 +168,7 @@ LaunchOptions read_launch_job(const std::string& job_file, std::string* ip_confi
     const YAML::Node h = hosts[i];
     const std::string where = fmt::format("hosts[{}].", i);
     const std::string host = r.require<std::string>(h, "host", where);
-    ip_config += fmt::format("{} {}{}\n", host, r.get<int>(h, "base_port", where, distributed::kDefaultBasePort),
+    ip_config += fmt::format("{} {}{}\n", host, r.get<int>(h, "base_port", where, job::kDefaultBasePort),
                              client[i] ? " client" : "");
     o.trainers_per_machine.push_back(r.get<int>(h, "trainers", where, server_client && !client[i] ? 0 : 1));
     o.machine_workspaces.push_back(r.get<std::string>(h, "workspace", where, o.workspace));

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 namespace tessera::launch {
 namespace {
 
-using distributed::JobEnv;
-using distributed::MachineAddress;
-using distributed::Role;
+using job::JobEnv;
+using job::MachineAddress;
+using job::Role;
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
 void check_range(const char* flag, double value, double min, double max) {
@@ -46,11 +46,11 @@ void check_options(const LaunchOptions& o) {
 // Every machine runs the same number of servers: --num-servers, else the
 // ip_config's third column (DGL-KE's form), else 1.
 std::vector<MachineAddress> read_machines(const std::string& path, int flag, int* num_servers) {
-  std::vector<MachineAddress> machines = distributed::read_ip_config(path, flag > 0 ? flag : 1);
+  std::vector<MachineAddress> machines = job::read_ip_config(path, flag > 0 ? flag : 1);
   *num_servers = flag;
   if (flag == 0) {
     *num_servers = machines[0].num_servers > 0 ? machines[0].num_servers : 1;
-    if (*num_servers != 1) machines = distributed::read_ip_config(path, *num_servers);  // recheck overlaps
+    if (*num_servers != 1) machines = job::read_ip_config(path, *num_servers);  // recheck overlaps
   }
   for (const auto& m : machines)
     if (m.num_servers > 0 && m.num_servers != *num_servers)
@@ -203,7 +203,7 @@ JobPlan plan_job(const LaunchOptions& o) {
   if (!o.machine_workspaces.empty() && o.machine_workspaces.size() != plan.machines.size())
     fail("{} workspaces for {} machines", o.machine_workspaces.size(), plan.machines.size());
   for (size_t m = 0; m < plan.machines.size(); ++m) {
-    plan.machine_is_local.push_back(distributed::is_local_address(plan.machines[m].ip));
+    plan.machine_is_local.push_back(job::is_local_address(plan.machines[m].ip));
     plan.workspaces.push_back(o.machine_workspaces.empty() ? plan.workspace : o.machine_workspaces[m]);
     if (plan.machine_is_local[m] && !fs::is_directory(plan.workspaces[m], ec))
       fail("workspace {} is not a directory", plan.workspaces[m]);

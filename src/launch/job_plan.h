@@ -7,7 +7,7 @@
 
 #include "remote_hosts.h"
 #include "supervisor.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "launch/launch.h"
 #include "net/security.h"
 
@@ -23,7 +23,7 @@ struct JobPlan {
   std::vector<std::string> workspaces;  // by machine, absolute
   std::string ip_config;    // absolute
   std::string part_config;  // as given: relative to each machine's workspace
-  std::vector<distributed::MachineAddress> machines;
+  std::vector<job::MachineAddress> machines;
   std::vector<bool> machine_is_local;   // by machine: an address of this host
   std::vector<RemoteHost> remote_hosts;  // machines not on this host, each host once
   int num_servers = 1;  // per machine holding a partition

@@ -170,7 +170,7 @@ void Supervisor::on_signal(int sig) {
 
 bool Supervisor::any_running(bool servers, bool trainers) const {
   return std::any_of(children_.begin(), children_.end(), [&](const Child& c) {
-    return c.running && (c.role == distributed::Role::kServer ? servers : trainers);
+    return c.running && (c.role == job::Role::kServer ? servers : trainers);
   });
 }
 

@@ -13,7 +13,7 @@
 
 #include "line_relay.h"
 #include "signal_pipe.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 #include "launch/spawner.h"
 #include "run/launch_record.h"
 
@@ -21,7 +21,7 @@ namespace tessera::launch {
 
 struct SupervisedProcess {
   std::string label;  // "m0/server/1"
-  distributed::Role role;
+  job::Role role;
   ProcessSpec spec;
 };
 
@@ -63,7 +63,7 @@ class Supervisor {
   using Clock = std::chrono::steady_clock;
   struct Child {
     std::string label;
-    distributed::Role role;
+    job::Role role;
     pid_t pid;
     int stdin_fd;  // -1 unless the spawner gave one (spawner.h); -1 once closed
     bool remote;   // it had one: it stops by hang-up, not by SIGTERM

@@ -24,7 +24,7 @@ nlohmann::json outcomes(const std::vector<ProcessOutcome>& all) {
   nlohmann::json processes = nlohmann::json::array();
   for (const ProcessOutcome& p : all) {
     nlohmann::json j = {{"label", p.label},
-                        {"role", distributed::role_name(p.role)},
+                        {"role", job::role_name(p.role)},
                         {"host", p.host},
                         {"remote", p.remote},
                         {"start_time", utc(p.start_s)},

@@ -9,14 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 
 namespace tessera::run {
 
 // How a process of the job went.
 struct ProcessOutcome {
   std::string label;
-  distributed::Role role = distributed::Role::kTrainer;
+  job::Role role = job::Role::kTrainer;
   std::string host;
   bool remote = false;
   double start_s = 0;     // Unix time it was started

@@ -17,7 +17,7 @@
 #include "tessera/base/process.h"
 #include "tessera/distributed/collectives.h"
 #include "tessera/distributed/context.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "tessera/version.h"
 
 namespace tessera::run {
@@ -76,9 +76,9 @@ void RunLog::describe_run(const nlohmann::json& run) {
 
 nlohmann::json describe_job(const distributed::Context& ctx) {
   nlohmann::json hosts = nlohmann::json::array();
-  const distributed::JobEnv& env = ctx.env();
+  const job::JobEnv& env = ctx.env();
   if (!ctx.standalone())
-    for (const distributed::MachineAddress& m : distributed::read_ip_config(env.ip_config, env.num_servers))
+    for (const job::MachineAddress& m : job::read_ip_config(env.ip_config, env.num_servers))
       hosts.push_back({{"host", m.host}, {"ip", m.ip}, {"base_port", m.base_port}});
   return {{"graph_name", ctx.config().graph_name},
           {"part_config", std::filesystem::absolute(ctx.part_config_path()).string()},

@@ -44,7 +44,7 @@ net::Frames serve_sample(server::ServerState& state, net::Request& request, net:
   std::vector<Array> weight_rows;  // held while this request samples
   if (request.frames.size() == 3) {
     const auto tensor_of = [&](const std::string& name) {
-      return distributed::resolve_tensor(*state.partition, state.rendezvous.get(), state.env.machine_id, name);
+      return job::resolve_tensor(*state.partition, state.rendezvous.get(), state.env.machine_id, name);
     };
     weight_rows =
         use_edge_weights(tensor_of, state.config, state.book, state.env.machine_id,

@@ -15,7 +15,7 @@
 #include "job/tensor_registry.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 
 namespace tessera::server {
 namespace {
@@ -36,21 +36,21 @@ net::Frames serve_shutdown(ServerState& state, net::Request&, net::Header*) {
 // creates or maps the machine's shared row locks, binds the server's
 // socket and maps the partition. Returns the bound socket.
 std::unique_ptr<net::ServerSocket> open_partition(ServerState& state) {
-  const distributed::JobEnv& env = state.env;
-  const std::vector<distributed::MachineAddress> machines = distributed::read_ip_config(env.ip_config, env.num_servers);
+  const job::JobEnv& env = state.env;
+  const std::vector<job::MachineAddress> machines = job::read_ip_config(env.ip_config, env.num_servers);
   if (static_cast<int>(machines.size()) != env.num_machines)
     fail("{} lists {} machines but the launcher started {}", env.ip_config, machines.size(), env.num_machines);
   if (state.config.num_parts != env.server_machines())
     fail("{} has {} partitions but {} lists {} machines{}: partition the graph into one part per machine that holds one",
          env.part_config, state.config.num_parts, env.ip_config, env.server_machines(),
          env.server_machines() == env.num_machines ? "" : " holding partitions");
-  const distributed::MachineAddress& me = machines[env.machine_id];
+  const job::MachineAddress& me = machines[env.machine_id];
   const bool host = state.main() && env.machine_id == 0;
-  const net::Security security = distributed::job_security(env);
+  const net::Security security = job::job_security(env);
   state.rendezvous =
-      std::make_unique<distributed::Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s, security);
+      std::make_unique<job::Rendezvous>(env.master_addr, env.master_port, host, env.timeout_s, security);
 
-  const std::string main_key = distributed::segment_prefix_key(env.machine_id);
+  const std::string main_key = job::segment_prefix_key(env.machine_id);
   if (state.main()) {
     store::remove_stale_segments();
     state.segment_prefix = store::segment_prefix(env.job_id, env.machine_id, ::getpid());
@@ -66,7 +66,7 @@ std::unique_ptr<net::ServerSocket> open_partition(ServerState& state) {
     // files, not shared memory; their specs are published all the same, so
     // that trainers on client machines, which hold no partition, can open them.
     for (const std::string& name : state.partition->names())
-      distributed::publish_tensor(*state.rendezvous, env.machine_id, state.partition->get(name));
+      job::publish_tensor(*state.rendezvous, env.machine_id, state.partition->get(name));
   } else {
     state.segment_prefix = state.rendezvous->get(main_key);
     state.locks_memory = store::SharedMemory::attach(state.segment_prefix + "locks");
@@ -98,7 +98,7 @@ void serve(ServerState& state, net::ServerSocket& socket) {
 
 }  // namespace
 
-int run_server(const distributed::JobEnv& env) {
+int run_server(const job::JobEnv& env) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   try {

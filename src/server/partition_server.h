@@ -6,7 +6,7 @@
 #pragma once
 
 #include "net/message.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 
 namespace tessera::server {
 
@@ -14,6 +14,6 @@ namespace tessera::server {
 constexpr net::RequestType kShutdown = 9;
 
 // Returns the process exit code (0 after a clean shutdown).
-int run_server(const distributed::JobEnv& env);
+int run_server(const job::JobEnv& env);
 
 }  // namespace tessera::server

@@ -20,11 +20,11 @@ OwnedSegments::~OwnedSegments() {
 
 void OwnedSegments::forget(const std::string& name) { names.erase(std::remove(names.begin(), names.end(), name), names.end()); }
 
-ServerState::ServerState(const distributed::JobEnv& job_env)
+ServerState::ServerState(const job::JobEnv& job_env)
     : env(job_env), who("server " + job_env.label()), config(PartitionConfig::load(job_env.part_config)), book(config) {}
 
 store::LocalTensor& ServerState::tensor(const std::string& name) {
-  store::LocalTensor* t = distributed::resolve_tensor(*partition, rendezvous.get(), env.machine_id, name);
+  store::LocalTensor* t = job::resolve_tensor(*partition, rendezvous.get(), env.machine_id, name);
   if (t == nullptr) fail("partition {} has no tensor named '{}'", env.machine_id, name);
   return *t;
 }

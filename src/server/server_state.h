@@ -13,7 +13,7 @@
 #include "job/rendezvous.h"
 #include "net/service_registry.h"
 #include "store/row_locks.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 #include "tessera/partition/partition_book.h"
 #include "tessera/store/partition_store.h"
 #include "tessera/store/shared_memory.h"
@@ -29,18 +29,18 @@ struct OwnedSegments {
 };
 
 struct ServerState {
-  explicit ServerState(const distributed::JobEnv& job_env);
+  explicit ServerState(const job::JobEnv& job_env);
 
   // A tensor of this partition by name (published ones mapped on first use);
   // throws tessera::Error naming the tensor when there is none.
   store::LocalTensor& tensor(const std::string& name);
   bool main() const { return env.server_id == 0; }
 
-  distributed::JobEnv env;
+  job::JobEnv env;
   std::string who;  // "server m0-0", for errors
   PartitionConfig config;
   PartitionBook book;
-  std::unique_ptr<distributed::Rendezvous> rendezvous;
+  std::unique_ptr<job::Rendezvous> rendezvous;
   std::unique_ptr<store::PartitionStore> partition;
   store::SharedMemory locks_memory;
   store::RowLocks locks;

@@ -77,7 +77,7 @@ net::Frames serve_create(ServerState& state, net::Request& request, net::Header*
   store::LocalTensor& t = state.partition->add(
       store::create_shared_tensor(spec, space.starts[part], space.starts[part + 1] - space.starts[part], segment));
   state.owned_segments.names.push_back(segment);
-  distributed::publish_tensor(*state.rendezvous, part, t);
+  job::publish_tensor(*state.rendezvous, part, t);
   return {};
 }
 
@@ -86,7 +86,7 @@ net::Frames serve_delete(ServerState& state, net::Request& request, net::Header*
   store::LocalTensor* t = state.partition->find(name);
   if (t == nullptr || !t->shm) return {};  // unknown here or a partition array: nothing to free
   if (state.main()) {
-    distributed::unpublish_tensor(*state.rendezvous, state.env.machine_id, name);
+    job::unpublish_tensor(*state.rendezvous, state.env.machine_id, name);
     t->shm->unlink();
     state.owned_segments.forget(t->shm->name());
   }

@@ -10,7 +10,7 @@
 #include "launch/launch.h"
 #include "launch/ssh.h"
 #include "partition/mpi/dist_partition.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 #include "tessera/io/dataset_io.h"
 #include "tessera/partition/partition.h"
 #include "tessera/partition/partition_config.h"
@@ -34,8 +34,8 @@ bool started_as_mpi_rank() {
 // running this same binary with the same flags. Returns mpirun's exit code.
 int partition_over_ssh(const std::string& ip_config, const launch::SshOptions& ssh, const std::string& mpirun,
                        const std::vector<std::string>& rank_args) {
-  const std::vector<distributed::MachineAddress> machines = distributed::read_ip_config(ip_config, 1);
-  const int ranks = distributed::count_server_machines(machines, ip_config);
+  const std::vector<job::MachineAddress> machines = job::read_ip_config(ip_config, 1);
+  const int ranks = job::count_server_machines(machines, ip_config);
   std::string hosts;
   for (int m = 0; m < ranks; ++m) hosts += (m ? "," : "") + machines[m].ip;
   // OpenMPI splits its ssh command on spaces without a shell: a script keeps

@@ -10,7 +10,7 @@
 #include "tessera/base/timer.h"
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_checkpoint.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 #include "tessera/run/run_log.h"
 
 namespace tessera::train {
@@ -20,7 +20,7 @@ void check(const CheckpointOptions& o) {
   if (o.keep < 1) fail("--keep-checkpoints must be at least 1 (got {})", o.keep);
 }
 
-bool resuming(const CheckpointOptions& o) { return o.resume || distributed::launcher_restart() > 0; }
+bool resuming(const CheckpointOptions& o) { return o.resume || job::launcher_restart() > 0; }
 
 std::string checkpoint_dir(const CheckpointOptions& o, const std::string& out_dir) {
   return o.dir.empty() ? out_dir + "/checkpoints" : o.dir;

@@ -62,7 +62,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
   // 2. Clients without the job's key: one with no security (ZeroMQ's NULL
   // mechanism), one with a key pair of its own that knows the server's
   // public key. Neither gets an answer.
-  const tessera::net::Security job = tessera::distributed::job_security(ctx->env());
+  const tessera::net::Security job = tessera::job::job_security(ctx->env());
   for (const bool own_key : {false, true}) {
     zmq::socket_t intruder(tessera::net::zmq_context(), zmq::socket_type::dealer);
     intruder.set(zmq::sockopt::linger, 0);
@@ -182,7 +182,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
   {
     // A set without its value frame (the value was read before the count
     // was checked: the store crashed).
-    tessera::net::Header h = tessera::net::make_header(tessera::distributed::kStoreSet, 8, "");
+    tessera::net::Header h = tessera::net::make_header(tessera::job::kStoreSet, 8, "");
     h.num_frames = 1;
     std::vector<zmq::message_t> parts;
     parts.emplace_back(&h, sizeof h);
@@ -192,7 +192,7 @@ int run_garbage(const std::map<std::string, std::string>&) {
   {
     // A counter past int64's range.
     for (const int64_t delta : {std::numeric_limits<int64_t>::max(), int64_t{1}}) {
-      tessera::net::Header h = tessera::net::make_header(tessera::distributed::kStoreAdd, 9, "");
+      tessera::net::Header h = tessera::net::make_header(tessera::job::kStoreAdd, 9, "");
       h.iarg = delta;
       h.num_frames = 1;
       std::vector<zmq::message_t> parts;

@@ -22,7 +22,7 @@
 namespace {
 
 using RequestType = tessera::net::RequestType;
-using tessera::distributed::kStoreSet;
+using tessera::job::kStoreSet;
 using tessera::server::kPull;
 using tessera::server::kPush;
 using tessera::server::kShutdown;

@@ -4,7 +4,7 @@
 // Host names resolve through fake_resolver.h, not DNS.
 #include "fake_resolver.h"
 #include "fuzz_util.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera;
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path =
       scratch.write("ip_config.txt", std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
   fuzz::expect_rejection_or_success([&] {
-    const auto machines = distributed::read_ip_config(path, num_servers);
+    const auto machines = job::read_ip_config(path, num_servers);
     for (const auto& m : machines) (void)m.server_port(num_servers - 1);
   });
   return 0;

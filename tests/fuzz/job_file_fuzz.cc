@@ -6,7 +6,7 @@
 #include "fake_resolver.h"
 #include "fuzz_util.h"
 #include "launch/launch.h"
-#include "tessera/distributed/ip_config.h"
+#include "tessera/job/ip_config.h"
 
 namespace tessera::launch {
 // The reader never runs the job; this keeps the launcher out of the target.
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // ip_config) or 1..64, checked before the ip_config is read.
     if (o.num_servers < 0 || o.num_servers > 64) return;
     const std::string ip_config = scratch.write("ip_config.txt", o.ip_config_text);
-    (void)distributed::read_ip_config(ip_config, o.num_servers > 0 ? o.num_servers : 1);
+    (void)job::read_ip_config(ip_config, o.num_servers > 0 ? o.num_servers : 1);
   });
   return 0;
 }

@@ -46,9 +46,9 @@ using namespace tessera;
 constexpr net::RequestType kPartitionTypes[] = {server::kPull,      server::kPush,       server::kSparseStep,
                                                 server::kInDegrees, server::kFindEdges,  server::kTopInDegree,
                                                 server::kOutDegrees, server::kHasEdges, sampling::kSample};
-constexpr net::RequestType kStoreTypes[] = {distributed::kStoreSet,   distributed::kStoreGet,
-                                            distributed::kStoreAdd,   distributed::kStoreCheck,
-                                            distributed::kStoreDelete, distributed::kStoreCount};
+constexpr net::RequestType kStoreTypes[] = {job::kStoreSet,   job::kStoreGet,
+                                            job::kStoreAdd,   job::kStoreCheck,
+                                            job::kStoreDelete, job::kStoreCount};
 
 Array int64s(std::vector<int64_t> values) {
   Array a = Array::zeros(DType::kInt64, {static_cast<int64_t>(values.size())});
@@ -142,8 +142,8 @@ std::unique_ptr<Server> start_server(const Dataset& dataset, const std::string& 
   options.seed = 3;
   options.out_dir = dir + "/" + dataset.name;
   partition_dataset(dataset, options);
-  distributed::JobEnv env;
-  env.role = distributed::Role::kServer;
+  job::JobEnv env;
+  env.role = job::Role::kServer;
   env.num_machines = 2;
   env.part_config = options.out_dir + "/" + dataset.name + ".json";
   auto s = std::make_unique<Server>();
@@ -211,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       net::Header reply;
       if (store) {
         request.header.type = kStoreTypes[request.header.type % std::size(kStoreTypes)];
-        (void)distributed::store_services().dispatch(servers.store_values, request, &reply);
+        (void)job::store_services().dispatch(servers.store_values, request, &reply);
       } else {
         request.header.type = kPartitionTypes[request.header.type % std::size(kPartitionTypes)];
         server::ServerState& state = *((choice & 1) ? servers.typed : servers.homogeneous)->state;

@@ -16,9 +16,12 @@
 #include <string>
 #include <vector>
 
+namespace tessera::job {
+class Rendezvous;
+}
+
 namespace tessera::distributed {
 
-class Rendezvous;
 class CollectiveBackend;
 
 // What carries the bytes: as the job's security says (the secured ring;
@@ -29,7 +32,7 @@ class Collectives {
  public:
   // `prefix` keeps this group's keys apart in the store; `my_ip` is the
   // address this member listens on (the machine's ip_config entry).
-  Collectives(Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
+  Collectives(job::Rendezvous* store, const std::string& prefix, int rank, int size, const std::string& my_ip,
               int timeout_s, CollectiveWire wire = CollectiveWire::kAsTheJob);
   ~Collectives();
   Collectives(const Collectives&) = delete;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "tessera/distributed/collectives.h"
-#include "tessera/distributed/job_env.h"
+#include "tessera/job/job_env.h"
 #include "tessera/partition/partition_book.h"
 #include "tessera/partition/partition_config.h"
 #include "tessera/store/partition_store.h"
@@ -39,9 +39,12 @@ namespace tessera::store {
 class RowLocks;
 }  // namespace tessera::store
 
+namespace tessera::job {
+class Rendezvous;
+}
+
 namespace tessera::distributed {
 
-class Rendezvous;
 
 struct InitOptions {
   bool standalone = false;   // force standalone even if TESSERA_ROLE is set
@@ -61,8 +64,8 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  const JobEnv& env() const { return env_; }
-  bool standalone() const { return env_.role == Role::kStandalone; }
+  const job::JobEnv& env() const { return env_; }
+  bool standalone() const { return env_.role == job::Role::kStandalone; }
   int rank() const { return env_.rank(); }
   int world_size() const { return standalone() ? 1 : env_.world_size(); }
   int machine_id() const { return env_.machine_id; }
@@ -83,7 +86,7 @@ class Context {
   // (torch.distributed's "tessera" backend). Collective: every trainer
   // calls it with the same `name`.
   std::unique_ptr<Collectives> new_collectives(const std::string& name);
-  Rendezvous* rendezvous() { return rendezvous_.get(); }
+  job::Rendezvous* rendezvous() { return rendezvous_.get(); }
   // The calling thread's connection to the servers: the Context's own on the
   // thread that initialized it; on any other thread (a Python prefetch
   // thread, a user's), one of that thread's own, made on first use and kept
@@ -124,11 +127,11 @@ class Context {
   void join_job();
   void open_standalone(const std::string& part_config);
 
-  JobEnv env_;
+  job::JobEnv env_;
   PartitionConfig config_;
   PartitionBook book_{PartitionConfig{}};
   std::unique_ptr<store::PartitionStore> local_;
-  std::unique_ptr<Rendezvous> rendezvous_;
+  std::unique_ptr<job::Rendezvous> rendezvous_;
   std::unique_ptr<Collectives> collectives_;
   std::string my_ip_;  // this machine's ip_config address, where collectives listen
   std::unique_ptr<net::Client> client_;
