@@ -125,6 +125,14 @@ TEST_F(CliErrors, MalformedKnowledgeGraphs) {
   // An id far past the names is an error, not an allocation of that many (found by the kg fuzz target).
   std::ofstream(openke / "entity2id.txt") << "3\na\t0\nb\t1\nc\t066666669415209\n";
   expect_partition_error(openke.path(), {"entity2id.txt:4", "id 66666669415209 is not below the file's 3 names"});
+  // The count lines OpenKE's files open with: held to the lines that follow, and read as integers.
+  std::ofstream(openke / "entity2id.txt") << "4\na\t0\nb\t1\nc\t2\n";
+  expect_partition_error(openke.path(), {"entity2id.txt", "first line declares 4 names, file has 3"});
+  std::ofstream(openke / "entity2id.txt") << "3\na\t0\nb\t1\nc\t2\n";
+  std::ofstream(openke / "train2id.txt") << "3\n0 1 0\n0 2 0\n";
+  expect_partition_error(openke.path(), {"train2id.txt", "first line declares 3 triples, file has 2"});
+  std::ofstream(openke / "train2id.txt") << "two\n0 1 0\n0 2 0\n";
+  expect_partition_error(openke.path(), {"train2id.txt:1", "(triples count)", "'two'"});
 }
 
 TEST_F(CliErrors, InspectFindsCorruption) {

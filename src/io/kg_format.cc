@@ -118,19 +118,43 @@ void read_name_triples(const std::string& path, const Columns& columns, NameInde
   }
 }
 
+// A file's non-blank lines, less its first one when that is a count line
+// (OpenKE's files open with the number of lines that follow); check() holds
+// the lines read to that count.
+class CountedLines {
+ public:
+  CountedLines(const std::string& path, bool has_count_line, const char* what)
+      : reader_(path), has_count_line_(has_count_line), what_(what), count_field_(fmt::format("({} count)", what)) {}
+  bool next(std::string_view* line) {
+    while (reader_.next(line)) {
+      if (trim(*line).empty()) continue;
+      if (!has_count_line_ || declared_ >= 0) return true;
+      declared_ = parse_int(trim(*line), reader_.where(), count_field_.c_str());
+    }
+    return false;
+  }
+  void check(size_t read) const {
+    if (has_count_line_ && declared_ >= 0 && declared_ != static_cast<int64_t>(read))
+      fail("{}: first line declares {} {}, file has {}", reader_.path(), declared_, what_, read);
+  }
+  const LineReader& reader() const { return reader_; }
+
+ private:
+  LineReader reader_;
+  bool has_count_line_;
+  const char* what_;
+  std::string count_field_;  // "(triples count)": what parse_int names on a bad count line
+  int64_t declared_ = -1;
+};
+
 // ID triples in `columns`' order, with an optional count line (OpenKE).
 void read_id_triples(const std::string& path, bool has_count_line, const Columns& columns, int64_t num_entities,
                      int64_t num_relations, Triples* out) {
-  LineReader reader(path);
+  CountedLines lines(path, has_count_line, "triples");
+  const LineReader& reader = lines.reader();
   std::string_view line;
   std::vector<std::string_view> fields;
-  int64_t declared = -1;
-  while (reader.next(&line)) {
-    if (trim(line).empty()) continue;
-    if (has_count_line && declared < 0) {
-      declared = parse_int(trim(line), reader.where(), "(triple count)");
-      continue;
-    }
+  while (lines.next(&line)) {
     split_triple(line, columns, reader, "ids ", &fields);
     int64_t h = parse_int(fields[columns.head], reader.where(), "(head id)");
     int64_t r = parse_int(fields[columns.relation], reader.where(), "(relation id)");
@@ -144,8 +168,7 @@ void read_id_triples(const std::string& path, bool has_count_line, const Columns
     out->relation.push_back(r);
     out->tail.push_back(t);
   }
-  if (has_count_line && declared >= 0 && declared != static_cast<int64_t>(out->size()))
-    fail("{}: first line declares {} triples, file has {}", path, declared, out->size());
+  lines.check(out->size());
 }
 
 }  // namespace
@@ -160,16 +183,11 @@ std::vector<std::string> read_name_map(const std::string& path, bool has_count_l
     int64_t id, line;
   };
   std::vector<Entry> entries;
-  LineReader reader(path);
+  CountedLines lines(path, has_count_line, "names");
+  const LineReader& reader = lines.reader();
   std::string_view line;
   std::vector<std::string_view> fields;
-  int64_t declared = -1;
-  while (reader.next(&line)) {
-    if (trim(line).empty()) continue;
-    if (has_count_line && declared < 0) {
-      declared = parse_int(line, reader.where(), "(count)");
-      continue;
-    }
+  while (lines.next(&line)) {
     split_fields(trim(line), separator, false, &fields);
     if (fields.size() != 2)
       fail("{}: expected '{}', found '{}'", reader.where(), id_first ? "id<SEP>name" : "name<SEP>id", std::string(line));
@@ -179,7 +197,7 @@ std::vector<std::string> read_name_map(const std::string& path, bool has_count_l
   const auto n = static_cast<int64_t>(entries.size());
   NameIndex index;
   for (const Entry& e : entries) index.insert(e.name, e.id, n, fmt::format("{}:{}", path, e.line));
-  if (has_count_line && declared >= 0 && declared != n) fail("{}: first line declares {} names, file has {}", path, declared, n);
+  lines.check(entries.size());
   for (size_t i = 0; i < index.names().size(); ++i)
     if (index.names()[i].empty()) fail("{}: ids are not contiguous: id {} is missing", path, i);
   return index.names();
