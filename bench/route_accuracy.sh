@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 src=$PWD
 venv=${TESSERA_VENV:-$HOME/.cache/tessera/venv-torch-2.15.0}
 [ -x "$venv/bin/tessera" ] || { echo "no pip-installed tessera in $venv: run scripts/test-environment first" >&2; exit 1; }
-cora=$(realpath ../shared/data/node/cora 2>/dev/null) || { echo "needs ../shared/data/node/cora" >&2; exit 1; }
+cora=$(realpath -e ../shared/data/node/cora 2>/dev/null) || { echo "needs ../shared/data/node/cora" >&2; exit 1; }
 scripts/build >/dev/null
 dir=${BENCH_DIR:-/tmp/tessera-bench-routes}
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
