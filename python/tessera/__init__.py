@@ -32,7 +32,13 @@ EID = "_ID"
 NTYPE = "_TYPE"
 ETYPE = "_TYPE"
 
-from . import distributed, dataloading, nn  # noqa: E402,F401
+from . import graph, distributed, dataloading, nn  # noqa: E402,F401  (in their layers' order)
+
+# DGL exports the distributed loaders from dgl.distributed as well; the layer below the loaders' cannot import
+# them, so the root, above both, places them there.
+for _name in ("DistNodeDataLoader", "DistDataLoader", "DistEdgeDataLoader"):
+    setattr(distributed, _name, getattr(dataloading, _name))
+del _name
 
 
 def _register_process_group_backend():

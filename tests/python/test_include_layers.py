@@ -12,17 +12,21 @@ ROOT = os.path.abspath(os.environ.get("TESSERA_SOURCE_DIR") or os.path.join(os.p
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(?:tessera/)?([a-z_]+)/', re.M)
 
 
-def layer_ranks():
-    """{part: the index of its step in the diagram}."""
+def diagram_ranks(section):
+    """{part: the index of its step} in the first diagram under docs/design.md's heading `section`."""
     with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as f:
         page = f.read()
-    diagram = re.search(r"### Layers\n.*?```\n(.*?)```", page, re.S)
-    assert diagram, "docs/design.md has no diagram under ### Layers"
+    diagram = re.search(r"### " + re.escape(section) + r"\n.*?```\n(.*?)```", page, re.S)
+    assert diagram, f"docs/design.md has no diagram under ### {section}"
     ranks = {}
     for rank, step in enumerate(" ".join(diagram.group(1).split()).split("->")):
         for part in step.strip(" {}").split(","):
             ranks[part.strip()] = rank
     return ranks
+
+
+def layer_ranks():
+    return diagram_ranks("Layers")
 
 
 def includes():
@@ -60,3 +64,40 @@ def test_no_include_runs_up_or_sideways(ranks):
 def test_net_depends_on_base_only():
     wrong = sorted(f"{rel} includes {dep}/" for rel, part, dep in includes() if part == "net" and dep not in ("net", "base"))
     assert not wrong, "\n".join(wrong)
+
+
+PYTHON_PACKAGE = os.path.join(ROOT, "python", "tessera")
+
+
+def python_layer_ranks():
+    return diagram_ranks("The public API and the Python layer")
+
+
+def python_imports():
+    """(file, its package, the package it imports) for every relative import between the subpackages of tessera."""
+    import ast
+    packages = {d for d in os.listdir(PYTHON_PACKAGE) if os.path.isfile(os.path.join(PYTHON_PACKAGE, d, "__init__.py"))}
+    for path in sorted(glob.glob(os.path.join(PYTHON_PACKAGE, "**", "*.py"), recursive=True)):
+        folders = os.path.relpath(path, PYTHON_PACKAGE).split(os.sep)
+        if len(folders) < 2:
+            continue  # the root's own modules: above every package (it imports them all) and below (its names)
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            here = folders[:-1]
+            target = here[:len(here) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            names = target[:1] if target else [a.name for a in node.names]
+            for name in names:
+                if name in packages and name != folders[0]:
+                    yield os.path.relpath(path, ROOT), folders[0], name
+
+
+def test_python_packages_import_one_way():
+    ranks = python_layer_ranks()
+    found = list(python_imports())
+    packages = {p for _, p, _ in found} | {d for _, _, d in found}
+    assert packages <= set(ranks), f"packages the Python diagram does not place: {sorted(packages - set(ranks))}"
+    wrong = sorted(f"{rel} ({pkg}) imports tessera.{dep}" for rel, pkg, dep in found if ranks[dep] >= ranks[pkg])
+    assert not wrong, "imports against docs/design.md's Python layers:\n" + "\n".join(wrong)

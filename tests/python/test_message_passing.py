@@ -147,7 +147,7 @@ def test_to_block_on_a_plain_graph():
 def test_typed_graph_per_relation_and_summed_across_relations():
     """A HeteroGraph (a typed frontier or pair graph): apply_edges per relation, and update_all over every
     relation sums what the relations send to a node type, as DGL's cross-type reducer 'sum'."""
-    from tessera.dataloading.hetero_graph import HeteroGraph
+    from tessera.graph.hetero_graph import HeteroGraph
     gen = torch.Generator().manual_seed(3)
     na, nb = 7, 5
     writes = (torch.randint(0, na, (20,), generator=gen), torch.randint(0, nb, (20,), generator=gen))

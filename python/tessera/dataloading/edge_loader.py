@@ -7,8 +7,8 @@ import torch
 from .. import NID, _C
 from ..distributed import context
 from ..distributed.tensor import to_ids
-from .graph import Graph
-from .hetero_graph import HeteroGraph
+from ..graph.graph import Graph
+from ..graph.hetero_graph import HeteroGraph
 from .loader import DistNodeDataLoader, check_loader_arguments
 from .negative_sampler import BUILT_IN
 

@@ -17,8 +17,8 @@ from .. import NID, _C
 from ..distributed import context
 from ..distributed.graph import DistGraph
 from ..distributed.tensor import to_ids
-from .block import Block
-from .hetero_block import HeteroBlock
+from ..graph.block import Block
+from ..graph.hetero_block import HeteroBlock
 
 
 # dgl.dataloading.DataLoader's arguments that choose how DGL's own workers run; Tessera's sampler threads

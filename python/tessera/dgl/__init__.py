@@ -6,8 +6,8 @@
     import dgl.function as fn       ->  import tessera.dgl.function as fn
 """
 from .. import EID, ETYPE, NID, NTYPE  # noqa: F401
-from ..dataloading.block import Block as DGLBlock  # noqa: F401
-from ..dataloading.transforms import to_block  # noqa: F401
+from ..graph.block import Block as DGLBlock  # noqa: F401
+from ..graph.transforms import to_block  # noqa: F401
 from . import dataloading, distributed, function, nn  # noqa: F401
 
 # A sampled block is the graph object a distributed training loop holds.
@@ -20,7 +20,7 @@ def graph(data, num_nodes=None, idtype=None, device=None):
     graphs, negative graphs and small graphs a script builds itself)."""
     import torch
 
-    from ..dataloading.graph import Graph
+    from ..graph.graph import Graph
     if not isinstance(data, (tuple, list)) or len(data) != 2:
         raise TypeError("dgl.graph takes (sources, destinations)")
     src, dst = (torch.as_tensor(x, dtype=torch.int64) for x in data)

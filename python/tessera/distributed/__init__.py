@@ -2,7 +2,8 @@
 
 initialize, DistGraph, DistTensor, DistEmbedding, node_split / edge_split, the partition book and its
 policies, the graph services (sample_neighbors, in_subgraph, find_edges, ...), the data loaders, and the sparse
-optimizers (tessera.distributed.optim).
+optimizers (tessera.distributed.optim). The loaders live in tessera.dataloading, the layer above this one; the
+package's root gives them DGL's names here too (dgl.distributed.DistNodeDataLoader).
 """
 from . import optim
 from .context import exit_client, initialize
@@ -17,11 +18,6 @@ _GRAPH_SERVICES = ("sample_neighbors", "sample_etype_neighbors", "in_subgraph", 
 
 
 def __getattr__(name):
-    # The loaders live in tessera.dataloading (which imports this package);
-    # DGL exports them from dgl.distributed as well.
-    if name in ("DistNodeDataLoader", "DistDataLoader", "DistEdgeDataLoader"):
-        from .. import dataloading
-        return getattr(dataloading, name)
     if name in _GRAPH_SERVICES:
         from . import graph_services
         return getattr(graph_services, name)

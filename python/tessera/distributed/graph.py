@@ -5,7 +5,8 @@ import torch
 
 from .. import _C
 from . import context
-from .partition_book import DEFAULT_NTYPE, GraphPartitionBook, TypesOfBook
+from ..graph.typed import TypesOfBook
+from .partition_book import DEFAULT_NTYPE, GraphPartitionBook
 from .tensor import DistTensor
 
 
@@ -196,7 +197,7 @@ class DistGraph(TypesOfBook):
     def edata(self):
         return self._edge_view(None)
 
-    # --- graph services (graph_services.py; imported here, since it needs the loaders' graph class) ---
+    # --- graph services (graph_services.py) ---
     def in_degrees(self, v="__ALL__", etype=None):
         from .graph_services import in_degrees
         return in_degrees(self, v, etype)

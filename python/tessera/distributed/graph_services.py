@@ -3,8 +3,8 @@ is answered by the machines that own the nodes or edges, one request per owner, 
 import torch
 
 from .. import EID, NID, _C
-from ..dataloading.graph import Graph
-from ..dataloading.hetero_graph import HeteroGraph
+from ..graph.graph import Graph
+from ..graph.hetero_graph import HeteroGraph
 from .tensor import to_ids
 
 ALL = "__ALL__"

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import torch
 
 from .. import NID
-from ..distributed.partition_book import TypesOfBook
+from .typed import TypesOfBook
 from .block import Block, _Copies, _Frame
 
 
