@@ -51,6 +51,7 @@
 #include "standalone_sampling.h"
 #include "tessera/train/fused_adam.h"
 #include "tessera/train/trainer.h"
+#include "train/sage_task.h"
 
 namespace distributed = tessera::distributed;
 namespace sampling = tessera::sampling;
@@ -281,10 +282,9 @@ int main(int argc, char** argv) {
     nn::Sage model(mo);
     train::FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(0.003));
     model->train();
-    nn::SageStep own;
+    train::SageTask task(model, optimizer, ctx->collectives());
     auto step = [&](const sampling::MiniBatch& b) {
-      return train::sage_supervised_step(model, own, optimizer, ctx->collectives(), b,
-                                         train::labels_of(b).clamp(0, mo.num_classes - 1));
+      return task.step(b, train::labels_of(b).clamp(0, mo.num_classes - 1));
     };
     // Warm up on every kept batch once: the first pass grows the heap and
     // faults in the optimizer's state: timed, it ran up to 3x the steady step.
@@ -298,6 +298,7 @@ int main(int argc, char** argv) {
     // the same forward, loss and backward through autograd, as the trainer
     // ran them before the hand-written step.
     {
+      nn::SageStep own;
       double own_s = 0, op = 0, fw = 0, ls = 0, bw = 0;
       for (int r = 0; r < 3; ++r)
         for (const auto& b : kept) {
@@ -308,7 +309,7 @@ int main(int argc, char** argv) {
           own_s += t.lap();
           optimizer.step();
           op += t.lap();
-          const torch::Tensor logits = train::sage_logits(model, b, blocks);
+          const torch::Tensor logits = model->forward_aggregated(blocks, train::features_of(b), train::rows_of(b.aggregated));
           fw += t.lap();
           int64_t correct = 0;  // as supervised_step: the accuracy comes with the loss
           const torch::Tensor loss = nn::cross_entropy(logits, labels, &correct);

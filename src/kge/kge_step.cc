@@ -2,25 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
+#include "base/field_sums.h"
 #include "fused_step.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
 
 namespace tessera::kge {
 
-void StepTimes::add(const StepTimes& o) {
-  sample += o.sample;
-  pull += o.pull;
-  compute += o.compute;
-  push += o.push;
-  loss += o.loss;
-  positive += o.positive;
-  negative += o.negative;
-  regularization += o.regularization;
-  steps += o.steps;
-  triples += o.triples;
+namespace {
+
+template <class Times>
+auto summed_step_fields(Times& t) {
+  return std::tie(t.sample, t.pull, t.compute, t.push, t.loss, t.positive, t.negative, t.regularization, t.steps,
+                  t.triples);
 }
+
+}  // namespace
+
+void StepTimes::add(const StepTimes& o) { add_fields(summed_step_fields(*this), summed_step_fields(o)); }
 
 void distinct(const std::vector<int64_t>& ids, Distinct* d) {
   // Sorting (ID, index) pairs hands every input its position in one pass

@@ -1,6 +1,6 @@
 #include "nn/narrow_gemm.h"
 
-#include "nn/narrow_registers.h"
+#include "nn/narrow_schedule.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -56,19 +56,14 @@ inline void rows_times_packed(const float* a, int64_t lda, int64_t k, const floa
     }
 }
 
-// Rows per block: as many accumulators as keep both FMA pipes busy through
-// the FMA's latency, with registers left for the packed row.
-template <int NB>
-constexpr int kRowsNarrowN = NB == 1 ? 12 : NB == 2 ? 6 : 4;
-
 template <int NB>
 void times_packed(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                   const std::vector<float>& packed, float beta, float* c, int64_t ldc) {
-  constexpr int R = kRowsNarrowN<NB>;
+  constexpr int R = kRowsTimesPacked<NB>;
   __mmask16 masks[NB];
   for (int b = 0; b < NB; ++b) masks[b] = lane_mask(n - b * kLanes);
   const int64_t blocks = m / R;
-#pragma omp parallel for schedule(static) if (m * n * k >= kParallelMacs)
+#pragma omp parallel for schedule(static) if (times_packed_in_parallel(m, n, k))
   for (int64_t blk = 0; blk < blocks; ++blk)
     rows_times_packed<R, NB>(a + blk * R * lda, lda, k, packed.data(), alpha, beta, c + blk * R * ldc, ldc, masks);
   for (int64_t i = blocks * R; i < m; ++i)
@@ -118,14 +113,11 @@ inline void add_outer_products(const float* g, int64_t ldg, const float* x, int6
   }
 }
 
-template <int NB>
-constexpr int kRowsNarrowM = NB == 3 ? 4 : 8;
-
 // sums[n x NB registers] += g[rows]^T x[rows] over rows [begin, end).
 template <int NB>
 void outer_products(const float* g, int64_t ldg, const float* x, int64_t ldx, int64_t n, int64_t begin, int64_t end,
                     const __mmask16* masks, float* sums) {
-  constexpr int R = kRowsNarrowM<NB>;
+  constexpr int R = kRowsOuterProducts<NB>;
   int64_t i = begin;
   for (; i + R <= end; i += R) add_outer_products<R, NB>(g + i * ldg, ldg, x + i * ldx, ldx, n, masks, sums);
   for (; i < end; ++i) add_outer_products<1, NB>(g + i * ldg, ldg, x + i * ldx, ldx, n, masks, sums);
@@ -139,7 +131,7 @@ void narrow_m(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int6
   const int64_t width = n * NB * kLanes;
   // One block of sums per thread over its own share of the rows, added up
   // after in thread order: the same bits for a given thread count.
-  const int threads = m * n * k >= kParallelMacs ? std::max(1, omp_get_max_threads()) : 1;
+  const int threads = outer_product_threads(m, n, k);
   std::vector<float> sums(static_cast<size_t>(threads * width), 0.0f);
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {

@@ -1,6 +1,6 @@
 #include "nn/narrow_sage_layer.h"
 
-#include "nn/narrow_registers.h"
+#include "nn/narrow_schedule.h"
 
 #include <omp.h>
 
@@ -12,11 +12,10 @@ namespace tessera::nn::detail {
 #if defined(__AVX512F__)
 namespace {
 
-// Rows per block, as the narrow GEMM's (narrow_gemm.cc's kRowsNarrowN<1>).
-constexpr int kForwardRows = 12;
-// The weight-gradient GEMM's row block (narrow_gemm.cc's narrow_m), whose
-// sums these must reproduce.
-constexpr int kGradientRows = 8;
+// The narrow GEMMs' row blocks for a one-register side, whose sums these
+// must reproduce.
+constexpr int kForwardRows = kRowsTimesPacked<1>;
+constexpr int kGradientRows = kRowsOuterProducts<1>;
 
 // The lanes of an output row that dropout keeps: element e's draw is
 // quad_draws(e / 4)'s 16 bits at e % 4, as relu_dropout_forward reads them.
@@ -28,13 +27,7 @@ __mmask16 kept_lanes(const DropoutDraw& d, int64_t first, int64_t width) {
   const __m512i keep_below = _mm512_set1_epi32(static_cast<int>(d.keep_below));
 #if defined(__AVX512DQ__) && defined(__AVX512VL__)
   if ((first & 3) == 0) {
-    const __m256i quads = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(first >> 2)),
-                                           _mm256_set_epi64x(3, 2, 1, 0));
-    __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(d.seed)),
-                                 _mm256_mullo_epi64(quads, _mm256_set1_epi64x(static_cast<int64_t>(kDrawStep))));
-    z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix1)));
-    z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix2)));
-    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+    const __m256i z = quad_draws_x4(d, static_cast<uint64_t>(first) >> 2);
     // Little-endian: lane 4q + p is quad q's p-th 16 bits.
     return _mm512_cmplt_epu32_mask(_mm512_cvtepu16_epi32(z), keep_below) & lane_mask(width);
   }
@@ -109,7 +102,7 @@ inline void forward_rows(const ForwardArgs& a, int64_t row) {
 void forward_all(const ForwardArgs& a, int64_t n) {
   constexpr int R = kForwardRows;
   const int64_t blocks = n / R;
-#pragma omp parallel for schedule(static) if (n * a.out * a.in >= kParallelMacs)
+#pragma omp parallel for schedule(static) if (times_packed_in_parallel(n, a.out, a.in))
   for (int64_t b = 0; b < blocks; ++b) forward_rows<R>(a, b * R);
   for (int64_t i = blocks * R; i < n; ++i) forward_rows<1>(a, i);
 }
@@ -186,7 +179,7 @@ void write_weight_gradient(const float* sums, int64_t in, int64_t out, float* dw
 
 bool narrow_sage_forward(int64_t n, int64_t in, int64_t out, const float* x_dst, const float* aggregated,
                          const SageWeights& w, const DropoutDraw* then, float* y) {
-  if (out < 1 || out > kLanes || in < 1) return false;
+  if (out < 1 || out > kOnePassMax || in < 1) return false;
   const std::vector<float> neigh = pack_rows<1>(out, in, w.w_neigh, in, true);
   const std::vector<float> self = w.w_self != nullptr ? pack_rows<1>(out, in, w.w_self, in, true) : std::vector<float>();
   const ForwardArgs a{w.w_self != nullptr ? x_dst : nullptr, aggregated, self.data(), neigh.data(), in, out, w.bias,
@@ -198,9 +191,8 @@ bool narrow_sage_forward(int64_t n, int64_t in, int64_t out, const float* x_dst,
 bool narrow_sage_weight_gradients(int64_t n, int64_t in, int64_t out, const float* x_dst, const float* aggregated,
                                   const float* g, const float* activated_out, float scale,
                                   const SageGradients& grads) {
-  if (out < 1 || out > kLanes || in < 1 || n < 1 || grads.dx != nullptr || grads.dx_dst != nullptr) return false;
-  // narrow_m splits the rows over threads from this size on.
-  if (out * in * n >= kParallelMacs && omp_get_max_threads() > 1) return false;
+  if (out < 1 || out > kOnePassMax || in < 1 || n < 1 || grads.dx != nullptr || grads.dx_dst != nullptr) return false;
+  if (outer_product_threads(out, in, n) > 1) return false;  // the GEMM's sums would be added in another order
   const bool self = grads.dw_self != nullptr;
   std::vector<float> sums(static_cast<size_t>((self ? 2 : 1) * in * kLanes), 0.0f);
   GradientArgs a{x_dst, aggregated, g, activated_out, scale, in, out, self ? sums.data() + in * kLanes : nullptr,

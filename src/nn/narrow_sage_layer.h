@@ -1,5 +1,5 @@
 // GraphSAGE's layer on aggregated rows (sage_layer_kernels.h's sage_aggregated_*) in one pass each way, where the
-// build has the narrow kernels (narrow_gemm.h) and the layer is at most 16 wide (one register a row, as the hidden
+// build has the narrow kernels (narrow_gemm.h) and the layer is at most kOnePassMax wide (one register a row, as the hidden
 // layer at the bench's widths). The forward reads a row of x_dst and of aggregated, keeps both products in
 // registers and writes the output row once, its bias, ReLU and dropout applied; the weights' backward unmasks a
 // row of the gradient in registers and adds its outer products with both inputs and its bias sums. Separately
@@ -13,6 +13,9 @@
 #include "nn/sage_layer_kernels.h"
 
 namespace tessera::nn::detail {
+
+// The widest layer the one-pass kernels take: one AVX-512 register a row.
+constexpr int64_t kOnePassMax = 16;
 
 // sage_aggregated_forward's contract. Returns false, having touched
 // nothing, where the build or the shape is not the kernel's.

@@ -5,6 +5,10 @@
 
 #include <cstdint>
 
+#if defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
+
 namespace tessera::nn::detail {
 
 // One call's dropout: its stream's seed, the keep threshold on 16-bit draws
@@ -30,6 +34,19 @@ inline uint64_t quad_draws(const DropoutDraw& d, uint64_t q) {
   z = (z ^ (z >> 27)) * kDrawMix2;
   return z ^ (z >> 31);
 }
+
+#if defined(__AVX512DQ__) && defined(__AVX512VL__)
+// quad_draws of quads q, q + 1, q + 2, q + 3 in one register's four 64-bit
+// lanes (the kernels' AVX-512 build): the draws of elements [4q, 4q + 16).
+inline __m256i quad_draws_x4(const DropoutDraw& d, uint64_t q) {
+  const __m256i quads = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(q)), _mm256_set_epi64x(3, 2, 1, 0));
+  __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(d.seed)),
+                               _mm256_mullo_epi64(quads, _mm256_set1_epi64x(static_cast<int64_t>(kDrawStep))));
+  z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix1)));
+  z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix2)));
+  return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+#endif
 
 // out = x > 0 and kept ? x * scale : 0, over n elements; out may be x.
 void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out);

@@ -18,14 +18,19 @@ namespace tessera::nn {
 namespace F = torch::nn::functional;
 using nlohmann::json;
 
+CsrReduce sage_reduce(const std::string& aggregator) {
+  if (aggregator == "mean") return CsrReduce::kMean;
+  if (aggregator == "gcn") return CsrReduce::kGcnMean;
+  fail("GraphSAGE: unknown aggregator '{}' (expected mean or gcn)", aggregator);
+}
+
 void validate(const SageOptions& o) {
   if (o.in_feats <= 0) fail("Sage options: in_feats must be positive, got {}", o.in_feats);
   if (o.num_classes <= 0) fail("Sage options: num_classes must be positive, got {}", o.num_classes);
   if (o.num_layers < 1) fail("Sage options: num_layers must be at least 1, got {}", o.num_layers);
   if (o.num_layers > 1 && o.hidden <= 0) fail("Sage options: hidden must be positive, got {}", o.hidden);
   if (!(o.dropout >= 0.0 && o.dropout < 1.0)) fail("Sage options: dropout must be in [0, 1), got {}", o.dropout);
-  if (o.aggregator != "mean" && o.aggregator != "gcn")
-    fail("Sage options: unknown aggregator '{}' (expected mean or gcn)", o.aggregator);
+  sage_reduce(o.aggregator);
 }
 
 BlockTensors block_view(const std::vector<int64_t>& indptr, const std::vector<int64_t>& indices, int64_t num_src) {
@@ -64,11 +69,9 @@ bool linear_first_is_cheaper(int64_t num_src, int64_t num_dst, int64_t nnz, int6
 }
 
 SageConvImpl::SageConvImpl(int64_t in_feats, int64_t out_feats, const std::string& aggregator)
-    : in_feats_(in_feats), out_feats_(out_feats), gcn_(aggregator == "gcn") {
+    : in_feats_(in_feats), out_feats_(out_feats), gcn_(sage_reduce(aggregator) == CsrReduce::kGcnMean) {
   if (in_feats <= 0 || out_feats <= 0)
     fail("SageConv: feature sizes must be positive, got {} -> {}", in_feats, out_feats);
-  if (aggregator != "mean" && aggregator != "gcn")
-    fail("SageConv: unknown aggregator '{}' (expected mean or gcn)", aggregator);
   const auto linear = torch::nn::LinearOptions(in_feats, out_feats).bias(false);
   if (!gcn_) fc_self = register_module("fc_self", torch::nn::Linear(linear));
   fc_neigh = register_module("fc_neigh", torch::nn::Linear(linear));

@@ -5,10 +5,25 @@
 #include "tessera/base/error.h"
 #include "nn/cross_entropy_kernels.h"
 #include "nn/csr_kernels.h"
+#include "nn/narrow_gemm.h"
+#include "nn/narrow_sage_layer.h"
 #include "nn/relu_dropout_kernels.h"
 #include "nn/sage_layer_kernels.h"
 
 namespace tessera::nn {
+
+std::vector<std::string> sage_layer_kernels(const SageOptions& o, bool inputs_aggregated) {
+  std::vector<std::string> paths;
+  const bool narrow = detail::narrow_gemm_available();
+  for (int64_t i = 0; i < o.num_layers; ++i) {
+    const int64_t width = i + 1 == o.num_layers ? o.num_classes : o.hidden;
+    if (narrow && i == 0 && inputs_aggregated && width <= detail::kOnePassMax) paths.push_back("one-pass");
+    else if (narrow && width <= detail::kNarrowMax) paths.push_back("narrow GEMM");
+    else paths.push_back("BLAS");
+  }
+  return paths;
+}
+
 namespace {
 
 constexpr const char* kOp = "SageStep";

@@ -1,15 +1,15 @@
 // EpochLoop: node classification as a task on the one TrainLoop. The task
 // runs a step function over a DistDataLoader and keeps the phase times the
 // epoch records, the log lines and the final record report.
+#include "tessera/train/epoch_loop.h"
+
 #include <algorithm>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "tessera/base/error.h"
-#include "tessera/base/process.h"
-#include "tessera/base/timer.h"
-#include "tessera/train/trainer.h"
+#include "train/step_timing.h"
 
 namespace tessera::train {
 namespace {
@@ -42,25 +42,14 @@ class NodeClassificationTask final : public TrainTask {
   }
 
   int64_t train(int64_t steps, const std::function<void()>& stepped) override {
-    int64_t ran = 0;
-    for (; ran < steps; ++ran) {
-      Timer t;
-      if (!loader_.next(&batch_)) break;
-      const double wait = t.seconds();
-      const ThreadCpuTimer cpu;
-      const StepResult r = with_context(
-          [&] {
-            return fmt::format("training step {} of epoch {} on trainer {} (batch of {} seeds, {} input nodes)",
-                               epoch_times_.steps + 1, epoch_, ctx_.rank(), batch_.seeds.size(),
-                               batch_.blocks.empty() ? 0 : batch_.blocks.front().num_src());
-          },
-          [&] { return step_(batch_); });
-      const double step_cpu = cpu.seconds();
-      epoch_times_.add_step(batch_, wait, r, step_cpu);
-      window_.add_step(batch_, wait, r, step_cpu);
-      stepped();
-    }
-    return ran;
+    return run_timed_steps(
+        loader_, &batch_, steps,
+        [&] {
+          return fmt::format("training step {} of epoch {} on trainer {} (batch of {} seeds, {} input nodes)",
+                             epoch_times_.steps + 1, epoch_, ctx_.rank(), batch_.seeds.size(),
+                             batch_.blocks.empty() ? 0 : batch_.blocks.front().num_src());
+        },
+        [&] { return step_(batch_); }, {&epoch_times_, &window_}, stepped);
   }
 
   Report log_window(int64_t step, double) override {
@@ -83,15 +72,7 @@ class NodeClassificationTask final : public TrainTask {
     summary.loss = ep.loss / std::max<int64_t>(1, ep.steps);
     summary.train_acc = static_cast<double>(ep.correct) / std::max<int64_t>(1, ep.seeds);
     totals.add(ep);
-    nlohmann::json mine = {{"rank", ctx_.rank()},
-                           {"process", ctx_.env().label()},
-                           {"host", host_name()},
-                           {"steps", ep.steps},
-                           {"seeds_per_s", ep.seeds / epoch_s},
-                           {"mini_batches_per_s", ep.steps / epoch_s},
-                           {"epoch_time_s", epoch_s},
-                           {"peak_rss_mb", peak_rss_bytes() / 1e6}};
-    mine.update(ep.times());
+    const nlohmann::json mine = trainer_epoch_record(ctx_, ep, epoch_s, {{"seeds_per_s", ep.seeds / epoch_s}});
     Report r;
     r.record = {{"epoch", epoch},
                 {"loss", summary.loss},

@@ -6,11 +6,12 @@
 #include <fmt/format.h>
 
 #include "tessera/base/error.h"
-#include "tessera/base/process.h"
 #include "tessera/base/random.h"
 #include "tessera/base/timer.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/run/run_log.h"
+#include "tessera/train/batch_views.h"
+#include "train/step_timing.h"
 
 namespace tessera::train {
 
@@ -140,26 +141,18 @@ StepResult LinkPredictionTask::step(const sampling::MiniBatch& batch) {
 }
 
 int64_t LinkPredictionTask::train(int64_t steps, const std::function<void()>& stepped) {
-  int64_t ran = 0;
-  for (; ran < steps; ++ran) {
-    Timer t;
-    if (!loader_.next(&batch_)) break;
-    const double wait = t.seconds();
-    const ThreadCpuTimer cpu;
-    const StepResult r = with_context(
-        [&] {
-          return fmt::format("link training step {} of epoch {} on trainer {} ({} edges, {} nodes)",
-                             epoch_times_.steps + 1, epoch_, ctx_.rank(), batch_.edges.eids.size(), batch_.seeds.size());
-        },
-        [&] { return step(batch_); });
-    const double step_cpu = cpu.seconds();
-    epoch_times_.add_step(batch_, wait, r, step_cpu);
-    window_.add_step(batch_, wait, r, step_cpu);
-    edges_ += static_cast<int64_t>(batch_.edges.eids.size());
-    window_edges_ += static_cast<int64_t>(batch_.edges.eids.size());
-    stepped();
-  }
-  return ran;
+  return run_timed_steps(
+      loader_, &batch_, steps,
+      [&] {
+        return fmt::format("link training step {} of epoch {} on trainer {} ({} edges, {} nodes)",
+                           epoch_times_.steps + 1, epoch_, ctx_.rank(), batch_.edges.eids.size(), batch_.seeds.size());
+      },
+      [&] { return step(batch_); }, {&epoch_times_, &window_},
+      [&] {
+        edges_ += static_cast<int64_t>(batch_.edges.eids.size());
+        window_edges_ += static_cast<int64_t>(batch_.edges.eids.size());
+        stepped();
+      });
 }
 
 Report LinkPredictionTask::log_window(int64_t step, double) {
@@ -178,11 +171,7 @@ Report LinkPredictionTask::end_epoch(int64_t epoch, double epoch_s, double cpu_b
   total_epoch_s += epoch_s;
   last_loss = ep.loss / std::max<int64_t>(1, ep.steps);
   totals.add(ep);
-  nlohmann::json mine = {{"rank", ctx_.rank()},          {"process", ctx_.env().label()},
-                         {"host", host_name()},          {"steps", ep.steps},
-                         {"edges_per_s", edges_ / epoch_s}, {"mini_batches_per_s", ep.steps / epoch_s},
-                         {"epoch_time_s", epoch_s},      {"peak_rss_mb", peak_rss_bytes() / 1e6}};
-  mine.update(ep.times());
+  const nlohmann::json mine = trainer_epoch_record(ctx_, ep, epoch_s, {{"edges_per_s", edges_ / epoch_s}});
   Report r;
   r.record = {{"epoch", epoch},
               {"loss", last_loss},

@@ -16,7 +16,8 @@
 #include "tessera/nn/sage.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/train/train_loop.h"
-#include "tessera/train/trainer.h"
+#include "tessera/train/gradient_step.h"
+#include "tessera/train/phase_times.h"
 
 namespace tessera::train {
 

@@ -16,9 +16,13 @@
 #include "tessera/run/run_log.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
+#include "tessera/train/feature_cache_setup.h"
 #include "tessera/train/fused_adam.h"
+#include "tessera/train/node_job.h"
+#include "tessera/train/run_output.h"
 #include "train/embedding_probe.h"
 #include "train/link_task.h"
+#include "train/sage_task.h"
 
 namespace tessera::train {
 namespace {
@@ -117,18 +121,9 @@ int run_link_training(const LinkTrainOptions& o) {
                  {"cache_remote_features", o.cache_remote_features}});
   run::RunLog log = open_run_log(*ctx, out_dir, "train link", config, resuming(o.checkpoint));
 
-  const distributed::DistTensor feat = g.ndata("feat");
-  if (feat.spec().dtype != DType::kFloat32 || feat.spec().row_shape.size() != 1)
-    fail("node data 'feat' must be float32 vectors (found {} of {} values per row)", dtype_name(feat.spec().dtype),
-         feat.spec().row_elems());
-  nn::SageOptions mo;
-  mo.in_feats = feat.spec().row_elems();
-  mo.hidden = o.num_hidden;
-  mo.num_classes = o.num_hidden;  // the embedding the decoder scores
-  mo.num_layers = o.num_layers;
-  mo.dropout = o.dropout;
-  mo.aggregator = "mean";
-  nn::validate(mo);
+  const distributed::DistTensor feat = input_features(g);
+  // The encoder's output is the embedding the decoder scores.
+  const nn::SageOptions mo = sage_options(o, feat.spec().row_elems(), o.num_hidden, "mean");
 
   sampling::SamplerOptions so;
   so.fanouts = fanouts;

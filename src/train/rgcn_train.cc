@@ -18,9 +18,13 @@
 #include "tessera/sampling/dist_sampler.h"
 #include "tessera/run/run_log.h"
 #include "tessera/base/error.h"
-#include "tessera/base/timer.h"
+#include "tessera/train/accuracy.h"
+#include "tessera/train/epoch_loop.h"
+#include "tessera/train/feature_cache_setup.h"
 #include "tessera/train/fused_adam.h"
-#include "tessera/train/trainer.h"
+#include "tessera/train/node_job.h"
+#include "tessera/train/run_output.h"
+#include "train/rgcn_task.h"
 
 namespace tessera::train {
 namespace {
@@ -54,35 +58,6 @@ std::map<std::string, int64_t> feature_dims(const PartitionConfig& config) {
       dims[ntype] = it->second.row_shape[0];
   }
   return dims;
-}
-
-// One batch in the model's terms. Embedding rows are leaves whose gradient
-// goes to the sparse optimizer.
-struct BatchTensors {
-  std::vector<nn::RelBlock> blocks;
-  std::vector<nn::TypedRows> inputs;
-  std::vector<int> embedded;  // indices into inputs of embedding rows
-};
-
-BatchTensors batch_tensors(const sampling::MiniBatch& batch, const PartitionConfig& config,
-                           const std::vector<bool>& is_embedded, bool train) {
-  BatchTensors t;
-  const int64_t num_rels = static_cast<int64_t>(config.etypes.size());
-  for (const sampling::Block& b : batch.blocks)
-    t.blocks.push_back(nn::rel_block(b.indptr, b.indices, b.etypes, b.num_src(), num_rels));
-  for (const sampling::TypedInputs& g : batch.inputs) {
-    nn::TypedRows rows;
-    rows.ntype = config.ntypes[g.ntype];
-    rows.positions = torch::from_blob(const_cast<int64_t*>(g.positions.data()),
-                                      {static_cast<int64_t>(g.positions.size())}, torch::kInt64);
-    rows.rows = rows_of(g.rows);
-    if (is_embedded[g.ntype] && train) {
-      rows.rows.requires_grad_(true);
-      t.embedded.push_back(static_cast<int>(t.inputs.size()));
-    }
-    t.inputs.push_back(std::move(rows));
-  }
-  return t;
 }
 
 }  // namespace
@@ -127,7 +102,6 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   // A learnable embedding per node of every featureless type, on the servers.
   std::vector<std::unique_ptr<distributed::DistEmbedding>> embeddings(config.ntypes.size());
   std::vector<const distributed::DistEmbedding*> embedding_list;
-  std::vector<bool> is_embedded(config.ntypes.size(), false);
   sampling::LoaderOptions lo = loader_options(*ctx, o);
   lo.seed_ntype = category;
   for (size_t t = 0; t < config.ntypes.size(); ++t) {
@@ -140,7 +114,6 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
         *ctx, "rgcn-emb-" + ntype, o.num_hidden, ctx->book().node_policy(static_cast<int>(t)),
         store::Initializer{"uniform", -1, 1, o.seed * 1000 + t});
     embedding_list.push_back(embeddings[t].get());
-    is_embedded[t] = true;
     lo.typed_inputs[ntype] = embeddings[t]->name();
   }
   // Typed features are read-only partition data: each type's remote rows of
@@ -178,6 +151,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   nn::Rgcn model(mo);
   broadcast_parameters(*model, ctx->collectives());
   FusedAdam optimizer(model->parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  RgcnTask task(config, model, optimizer, ctx->collectives(), embeddings, sparse_optimizer.get());
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers;
   // -1 when the split is empty everywhere.
@@ -185,10 +159,8 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   elo.batch_size = o.eval_batch_size;
   auto evaluate = [&](const std::vector<int64_t>& ids) {
     if (sparse_optimizer) sparse_optimizer->flush();  // evaluate the embeddings as trained
-    return accuracy(*ctx, *model, eval_sampler, ids, elo, [&](const sampling::MiniBatch& batch) {
-      const BatchTensors t = batch_tensors(batch, config, is_embedded, false);
-      return model->forward(t.blocks, t.inputs);
-    });
+    return accuracy(*ctx, *model, eval_sampler, ids, elo,
+                    [&](const sampling::MiniBatch& batch) { return task.logits(batch); });
   };
 
   log.line(fmt::format("{}: {} trainers, {} training {} nodes ({} here), {} steps per epoch of {} seeds, fanout {} "
@@ -209,33 +181,7 @@ int run_rgcn_training(const RgcnTrainOptions& o) {
   EpochLoop loop(*ctx, log, loop_options);
   model->train();
   RunSummary summary = loop.run(
-      loader, steps,
-      [&](const sampling::MiniBatch& batch) {
-        Timer t;
-        BatchTensors bt = batch_tensors(batch, config, is_embedded, true);
-        const double prepare = t.seconds();
-        StepResult r = supervised_step(
-            *model, optimizer, ctx->collectives(), [&] { return model->forward(bt.blocks, bt.inputs); },
-            labels_of(batch));
-        r.compute_s += prepare;
-        t.reset();
-        // Embedding gradients go out without waiting; the servers apply them
-        // while the next batch computes, and the next step first waits for
-        // these acknowledgements, so at most one step is in flight.
-        if (sparse_optimizer) sparse_optimizer->flush();
-        for (const int k : bt.embedded) {
-          const sampling::TypedInputs& group = batch.inputs[k];
-          // No gradient: these rows did not reach the loss (a type whose
-          // nodes send no message to the seeds, without a self-loop).
-          // Their gradient is zero and, as in DGL, they are not updated.
-          if (!bt.inputs[k].rows.grad().defined()) continue;
-          const torch::Tensor grad = bt.inputs[k].rows.grad().contiguous();
-          sparse_optimizer->step_async(*embeddings[group.ntype], group.ids.data(),
-                                       static_cast<int64_t>(group.ids.size()), grad.data_ptr<float>());
-        }
-        r.sparse_s = t.seconds();
-        return r;
-      },
+      loader, steps, [&](const sampling::MiniBatch& batch) { return task.step(batch); },
       [&] { return std::make_pair(evaluate(val_ids), evaluate(test_ids)); });
 
   if (sparse_optimizer) sparse_optimizer->flush();

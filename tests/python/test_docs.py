@@ -250,3 +250,19 @@ def test_every_variable_has_a_row():
     missing = {var: where for var, where in variables_read().items() if var not in documented}
     assert not missing, "docs/environment.md has no table row for:\n" + "\n".join(
         f"  {var} (read or set at {where})" for var, where in sorted(missing.items()))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# design.md's "Changing the model": every file it names holds the name given beside it, so the checklist moves
+# with the code it lists.
+
+def test_changing_the_model_names_real_places():
+    page = read(os.path.join("docs", "design.md"))
+    section = re.search(r"#### Changing the model\n(.*?)\n#", page, re.S)
+    assert section, "docs/design.md has no #### Changing the model section"
+    rows = re.findall(r"^\|[^|\n]*\| `([^`]+)` \| `([^`]+)` \|$", section.group(1), re.M)
+    assert len(rows) >= 10, f"expected the checklist's rows of file and name, found {rows}"
+    missing = [f"{path}: no such file" for path, _ in rows if not os.path.isfile(os.path.join(ROOT, path))]
+    missing += [f"{path} does not contain {name}" for path, name in rows
+                if os.path.isfile(os.path.join(ROOT, path)) and name not in read(path)]
+    assert not missing, "docs/design.md's Changing the model is out of date:\n" + "\n".join(missing)

@@ -13,11 +13,20 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tessera/nn/sage.h"
 
 namespace tessera::nn {
+
+// The kernels each layer of a model of these options runs in this process, input layer first: "one-pass" (the
+// first layer on aggregated inputs, at most 16 wide: forward and weight gradients each in one pass over the rows),
+// "narrow GEMM" (at most 48 wide: GEMMs that read the long operand in place) or "BLAS" (wider, or a CPU without
+// AVX-512: every GEMM through the BLAS, which packs its long operand on each call). Those two limits are the
+// kernels' (x86-64-v4 build, design.md "Kernels and CPU levels"); `train sage` states the paths in its log and
+// final record (layer_kernels).
+std::vector<std::string> sage_layer_kernels(const SageOptions& options, bool inputs_aggregated);
 
 struct SageStepResult {
   double loss = 0;      // as cross_entropy's (float) loss tensor holds it
