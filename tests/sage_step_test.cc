@@ -15,6 +15,7 @@
 #include "tessera/nn/cross_entropy.h"
 #include "tessera/nn/sage.h"
 #include "tessera/nn/sage_step.h"
+#include "tessera/version.h"
 #include "sampled_block.h"
 #include "test_util.h"
 
@@ -117,6 +118,34 @@ TEST(SageStep, EqualsTheAutogradStepBitForBit) {
               expect_same(by_hand(step, model, b, seed), want);
             }
           }
+}
+
+// Each layer's kernels by its width, against the limits the kernels state:
+// one-pass forward for an aggregated layer 0 up to 16 wide, narrow GEMMs up
+// to 48, the BLAS beyond, or everywhere without the x86-64-v4 kernels.
+TEST(SageStep, LayerKernelsFollowTheWidthLimits) {
+  const bool narrow = std::string(tessera::kernel_level()) == "x86-64-v4";
+  const std::string one_pass = narrow ? "one-pass forward" : "BLAS", gemm = narrow ? "narrow GEMM" : "BLAS";
+  struct Case {
+    int64_t hidden, classes;
+    int layers;
+    bool aggregated;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {16, 47, 2, true, {one_pass, gemm}},  {16, 47, 2, false, {gemm, gemm}}, {17, 47, 2, true, {gemm, gemm}},
+      {48, 49, 2, true, {gemm, "BLAS"}},   {49, 7, 3, true, {"BLAS", "BLAS", gemm}}, {64, 16, 1, true, {one_pass}},
+      {256, 47, 2, true, {"BLAS", gemm}},
+  };
+  for (const Case& c : cases) {
+    tessera::nn::SageOptions o;
+    o.in_feats = 100;
+    o.hidden = c.hidden;
+    o.num_classes = c.classes;
+    o.num_layers = c.layers;
+    EXPECT_EQ(tessera::nn::sage_layer_kernels(o, c.aggregated), c.expected)
+        << "hidden " << c.hidden << ", classes " << c.classes << ", " << c.layers << " layers";
+  }
 }
 
 TEST(SageStep, BadInputNamesTheProblem) {

@@ -16,6 +16,7 @@ namespace {
 // must reproduce.
 constexpr int kForwardRows = kRowsTimesPacked<1>;
 constexpr int kGradientRows = kRowsOuterProducts<1>;
+static_assert(kOnePassMax == kLanes, "the one-pass kernels hold a row in one register");
 
 // The lanes of an output row that dropout keeps: element e's draw is
 // quad_draws(e / 4)'s 16 bits at e % 4, as relu_dropout_forward reads them.

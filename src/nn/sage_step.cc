@@ -17,7 +17,7 @@ std::vector<std::string> sage_layer_kernels(const SageOptions& o, bool inputs_ag
   const bool narrow = detail::narrow_gemm_available();
   for (int64_t i = 0; i < o.num_layers; ++i) {
     const int64_t width = i + 1 == o.num_layers ? o.num_classes : o.hidden;
-    if (narrow && i == 0 && inputs_aggregated && width <= detail::kOnePassMax) paths.push_back("one-pass");
+    if (narrow && i == 0 && inputs_aggregated && width <= detail::kOnePassMax) paths.push_back("one-pass forward");
     else if (narrow && width <= detail::kNarrowMax) paths.push_back("narrow GEMM");
     else paths.push_back("BLAS");
   }

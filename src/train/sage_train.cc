@@ -30,7 +30,11 @@ namespace tessera::train {
 int run_sage_training(const SageTrainOptions& o) {
   std::vector<int64_t> fanouts, eval_fanouts;
   validate(o, &fanouts, &eval_fanouts);
-  if (o.aggregator != "mean" && o.aggregator != "gcn") fail("--aggregator '{}': expected mean or gcn", o.aggregator);
+  try {
+    nn::sage_reduce(o.aggregator);
+  } catch (const Error& e) {
+    fail("--aggregator: {}", e.what());
+  }
   check(o.checkpoint);
   check_feature_cache(o);
   auto ctx = join_job(o);
@@ -80,8 +84,8 @@ int run_sage_training(const SageTrainOptions& o) {
 
   const std::vector<std::string> layer_kernels = nn::sage_layer_kernels(mo, lo.aggregate_inputs.has_value());
   if (std::find(layer_kernels.begin(), layer_kernels.end(), "BLAS") != layer_kernels.end())
-    log.line(fmt::format("layer kernels {}: a layer wider than 48 (or a CPU without AVX-512) runs the BLAS's GEMMs, "
-                         "slower at mini-batch shapes than the narrow kernels (--num-hidden)",
+    log.line(fmt::format("layer kernels {}: a layer wider than 48 (hidden units or classes), or any layer on a CPU "
+                         "without AVX-512, runs the BLAS's GEMMs, slower at mini-batch shapes than the narrow kernels",
                          fmt::join(layer_kernels, ", ")));
 
   // Accuracy over `ids` (this trainer's share), summed over all trainers.

@@ -32,12 +32,12 @@ struct SageOptions {
   std::string aggregator = "mean";  // "mean" | "gcn"
 };
 
-// Throws tessera::Error naming the first bad field.
 // The reduction of an aggregator's layers: "mean" is kMean, "gcn" kGcnMean
 // (its layers have no fc_self: the destination's row joins the mean). The
-// one place an aggregator's name is read; fails naming it otherwise.
+// one mapping of an aggregator's name; fails naming it otherwise.
 CsrReduce sage_reduce(const std::string& aggregator);
 
+// Throws tessera::Error naming the first bad field.
 void validate(const SageOptions& options);
 
 // One sampled block: in-edges of num_dst destinations from num_src sources

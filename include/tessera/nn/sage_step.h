@@ -20,8 +20,9 @@
 
 namespace tessera::nn {
 
-// The kernels each layer of a model of these options runs in this process, input layer first: "one-pass" (the
-// first layer on aggregated inputs, at most 16 wide: forward and weight gradients each in one pass over the rows),
+// The kernels each layer of a model of these options runs in this process, input layer first: "one-pass forward"
+// (the first layer on aggregated inputs, at most 16 wide: its forward in one pass over the rows, and its weight
+// gradients too where the narrow GEMM they replace would run on one thread, else that GEMM),
 // "narrow GEMM" (at most 48 wide: GEMMs that read the long operand in place) or "BLAS" (wider, or a CPU without
 // AVX-512: every GEMM through the BLAS, which packs its long operand on each call). Those two limits are the
 // kernels' (x86-64-v4 build, design.md "Kernels and CPU levels"); `train sage` states the paths in its log and
