@@ -92,7 +92,8 @@ std::vector<int64_t> parse_shape(std::string_view text, const std::string& path)
   return shape;
 }
 
-std::string sys_error() { return std::strerror(errno); }
+// errno as its text and its name: "No space left on device (ENOSPC)".
+std::string sys_error() { return fmt::format("{} ({})", std::strerror(errno), strerrorname_np(errno)); }
 
 }  // namespace
 

@@ -1,13 +1,17 @@
 #include "io/staged_dir.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
 
 #include "tessera/base/error.h"
 #include "tessera/base/process.h"
@@ -109,21 +113,32 @@ void StagedDirectory::commit() {
   committed_ = true;
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
+void write_text_file(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) fail("{}: cannot create", tmp);
-    out << text;
-    out.flush();
-    if (!out) {
+  const auto reason = [] { return fmt::format("{} ({})", std::strerror(errno), strerrorname_np(errno)); };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("{}: cannot create: {}", tmp, reason());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? reason() : "nothing written";
+      ::close(fd);
       std::remove(tmp.c_str());
-      fail("{}: write failed", tmp);
+      fail("{}: cannot write {} bytes: {}", path, bytes.size(), why);
     }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    const std::string why = reason();
+    std::remove(tmp.c_str());
+    fail("{}: cannot write {} bytes: {}", path, bytes.size(), why);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = reason();
     std::remove(tmp.c_str());
-    fail("{}: cannot rename from {}", path, tmp);
+    fail("{}: cannot rename from {}: {}", path, tmp, why);
   }
 }
 

@@ -36,8 +36,11 @@ class StagedDirectory {
   bool committed_ = false;
 };
 
-// Writes `text` to `path` through a temporary name and a rename.
-void write_text_file(const std::string& path, const std::string& text);
+// Writes `bytes` (text or binary) to `path` through a temporary name and a
+// rename. A failed write (a full disk) removes the temporary and is an error
+// naming the file and errno's reason and name ("No space left on device
+// (ENOSPC)").
+void write_text_file(const std::string& path, const std::string& bytes);
 
 // Writes one name per line (node or relation names); a name containing a
 // newline is an error, since it could not be read back.

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <sstream>
+
 #include "io/staged_dir.h"
 #include "tessera/base/error.h"
 
@@ -11,15 +13,31 @@ void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nl
                       const std::string& dir) {
   StagedDirectory staged(dir);
   const std::string model_path = staged.path() + "/model.pt";
-  try {
-    torch::serialize::OutputArchive archive;
-    module->save(archive);
-    archive.save_to(model_path);
-  } catch (const c10::Error& e) {
-    fail("{}: cannot write the model: {}", model_path, describe(e));
-  }
+  torch::serialize::OutputArchive archive;
+  module->save(archive);
+  save_archive(archive, model_path);
   write_text_file(staged.path() + "/config.json", config.dump(2) + "\n");
   staged.commit();
+}
+
+void save_archive(torch::serialize::OutputArchive& archive, const std::string& path) {
+  std::ostringstream bytes;
+  try {
+    archive.save_to(bytes);
+  } catch (const c10::Error& e) {
+    fail("{}: cannot serialise: {}", path, describe(e));
+  }
+  write_text_file(path, std::move(bytes).str());
+}
+
+void save_tensor(const torch::Tensor& tensor, const std::string& path) {
+  std::ostringstream bytes;
+  try {
+    torch::save(tensor, bytes);
+  } catch (const c10::Error& e) {
+    fail("{}: cannot serialise: {}", path, describe(e));
+  }
+  write_text_file(path, std::move(bytes).str());
 }
 
 }  // namespace tessera::nn

@@ -11,6 +11,7 @@
 #include "tessera/distributed/context.h"
 #include "tessera/distributed/dist_checkpoint.h"
 #include "tessera/job/job_env.h"
+#include "tessera/nn/model_files.h"
 #include "tessera/run/run_log.h"
 
 namespace tessera::train {
@@ -31,11 +32,11 @@ CheckpointState dense_state(torch::nn::Module& model, torch::optim::Optimizer& o
   state.save = [&model, &optimizer](const std::string& dir) {
     torch::serialize::OutputArchive weights;
     model.save(weights);
-    weights.save_to(dir + "/model.pt");
+    nn::save_archive(weights, dir + "/model.pt");
     torch::serialize::OutputArchive moments;
     optimizer.save(moments);
-    moments.save_to(dir + "/optimizer.pt");
-    torch::save(at::detail::getDefaultCPUGenerator().get_state(), dir + "/rng.pt");
+    nn::save_archive(moments, dir + "/optimizer.pt");
+    nn::save_tensor(at::detail::getDefaultCPUGenerator().get_state(), dir + "/rng.pt");
   };
   state.load = [&model, &optimizer](const std::string& dir) {
     with_context([&] { return "loading the checkpoint in " + dir; }, [&] {

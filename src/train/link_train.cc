@@ -13,6 +13,7 @@
 #include "tessera/distributed/dist_graph.h"
 #include "tessera/distributed/node_split.h"
 #include "tessera/io/npy.h"
+#include "tessera/nn/model_files.h"
 #include "tessera/run/run_log.h"
 #include "tessera/sampling/data_loader.h"
 #include "tessera/sampling/dist_sampler.h"
@@ -183,7 +184,9 @@ int run_link_training(const LinkTrainOptions& o) {
 
   if (ctx->rank() == 0) {
     std::filesystem::create_directories(out_dir + "/model");
-    torch::save(model, out_dir + "/model/model.pt");
+    torch::serialize::OutputArchive archive;
+    model->save(archive);
+    nn::save_archive(archive, out_dir + "/model/model.pt");
   }
   ProbeAccuracy probe;
   if (o.logistic_regression && ctx->rank() == 0) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/serialize/output-archive.h>
 
 #include <memory>
 #include <string>
@@ -19,5 +20,11 @@ namespace tessera::nn {
 
 void save_model_files(const std::shared_ptr<torch::nn::Module>& module, const nlohmann::json& config,
                       const std::string& dir);
+
+// Writes `archive` (or one tensor, as torch::save) to `path`. Serialised in memory first: libtorch's file writer
+// throws from its destructor when the disk fills, which ends the process; here a full disk is a tessera::Error
+// naming the file and ENOSPC, and no partial file is left.
+void save_archive(torch::serialize::OutputArchive& archive, const std::string& path);
+void save_tensor(const torch::Tensor& tensor, const std::string& path);
 
 }  // namespace tessera::nn
