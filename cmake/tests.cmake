@@ -75,8 +75,11 @@ target_link_libraries(bench_sage_step PRIVATE tessera_lib OpenMP::OpenMP_CXX)
 target_include_directories(bench_sage_step PRIVATE src)
 
 # The Python package's tests (pytest), one CTest entry per file so that they
-# run beside the C++ tests.
+# run beside the C++ tests. Not in a sanitizer build (cmake/sanitize.cmake).
 file(GLOB TESSERA_PYTHON_TESTS CONFIGURE_DEPENDS tests/python/test_*.py)
+if(TESSERA_SANITIZE)
+  set(TESSERA_PYTHON_TESTS)
+endif()
 foreach(test_file ${TESSERA_PYTHON_TESTS})
   get_filename_component(test_name ${test_file} NAME_WE)
   add_test(NAME python.${test_name}
@@ -91,6 +94,9 @@ endforeach()
 # everything else into build/fuzz. The suite runs each for a few seconds
 # (fuzz.<target>: its seed corpus, then new inputs), so a decoder that stops
 # linking or starts crashing fails it; scripts/fuzz SECONDS runs them longer.
+if(TESSERA_SANITIZE)
+  return()
+endif()
 include(ExternalProject)
 find_program(TESSERA_CLANGXX clang++ REQUIRED)
 ExternalProject_Add(fuzz_targets

@@ -37,7 +37,7 @@ TEST(Client, ManyMadeAtOnceOnSeveralThreadsEachWatchTheirOwnConnections) {
       --waiting;
       while (waiting.load() > 0) std::this_thread::yield();
       try {
-        for (int k = 0; k < kClientsEach; ++k) clients[t].push_back(std::make_unique<Client>(servers, 5, security));
+        for (int k = 0; k < kClientsEach; ++k) clients[t].push_back(std::make_unique<Client>(servers, 5, security, 5));
       } catch (const std::exception& e) {
         errors[t] = e.what();
       }

@@ -153,13 +153,17 @@ class Cluster : public ::testing::Test {
     EXPECT_NEAR(distributed, standalone, 0.03);
   }
 
-  // Processes left on a host besides its sshd listener, and its segments.
-  static std::string leftovers(int host) {
+  // Processes left on a host besides its sshd listener (and, unless
+  // `with_ssh_sessions`, its ssh sessions: a session whose client was cut
+  // off lives until the link returns), and its segments.
+  static std::string leftovers(int host, bool with_ssh_sessions = true) {
     const std::string ns = first_line(host_dir(host) + "/netns");
     const std::string sshd = first_line(host_dir(host) + "/sshd.pid");
+    // Braces: the caller's redirection of the output must cover the loop.
     const CommandResult pids = run_command(fmt::format(
-        "for p in $(ip netns pids {}); do [ $p = {} ] || tr '\\0' ' ' </proc/$p/cmdline; echo; done | grep . ; true",
-        ns, sshd));
+        "{{ for p in $(ip netns pids {}); do [ $p = {} ] || tr '\\0' ' ' </proc/$p/cmdline; echo; done | grep . "
+        "{}; true; }}",
+        ns, sshd, with_ssh_sessions ? "" : "| grep -v '^sshd: '"));
     const CommandResult shm = on_host(host, "ls /dev/shm | grep '^tessera' ; true");
     std::string found;
     if (!pids.out.empty()) found += fmt::format("host {} processes: {}", host, pids.out);

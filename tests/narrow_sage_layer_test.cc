@@ -26,7 +26,8 @@ namespace {
 using tessera::testing::normal_floats;
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  // An empty vector's data() may be null, which memcmp must not get.
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 struct Layer {

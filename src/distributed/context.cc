@@ -146,7 +146,7 @@ void Context::join_job() {
       addresses.push_back({fmt::format("m{}/server/{}", m, s), rendezvous_->get(fmt::format("server/{}/{}", m, s))});
     }
   addresses_ = addresses;
-  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS, *security_);
+  client_ = std::make_unique<net::Client>(std::move(addresses), kRequestTimeoutS, *security_, env_.timeout_s);
   if (env_.holds_partition(env_.machine_id)) {
     local_ = std::make_unique<store::PartitionStore>(config_, book_, env_.machine_id);
     const std::string segment_prefix = rendezvous_->get(job::segment_prefix_key(env_.machine_id));
@@ -188,7 +188,7 @@ net::Client& Context::client() {
 std::unique_ptr<net::Client> Context::connect() const {
   check_not_finalized("a connection to the servers");
   if (standalone()) return nullptr;
-  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS, *security_);
+  return std::make_unique<net::Client>(addresses_, kRequestTimeoutS, *security_, env_.timeout_s);
 }
 
 void Context::barrier() {

@@ -125,8 +125,17 @@ class RingCollectives : public CollectiveBackend {
            who_, prev_, header.piece, header.collective, message.size() - std::min(message.size(), sizeof header),
            received_, collective_, bytes);
     ++received_;
-    combine(dst, reinterpret_cast<const T*>(static_cast<const char*>(message.data()) + sizeof header),
-            bytes / static_cast<int64_t>(sizeof(T)));
+    const char* payload = static_cast<const char*>(message.data()) + sizeof header;
+    const int64_t count = bytes / static_cast<int64_t>(sizeof(T));
+    if (reinterpret_cast<uintptr_t>(payload) % alignof(T) == 0) {
+      combine(dst, reinterpret_cast<const T*>(payload), count);
+      return;
+    }
+    // libzmq hands small messages at any offset of its receive buffer; reading
+    // T there in place would be a misaligned load (undefined behaviour).
+    std::vector<T> realigned(static_cast<size_t>(count));
+    std::memcpy(realigned.data(), payload, static_cast<size_t>(bytes));
+    combine(dst, realigned.data(), count);
   }
 
   template <typename T>

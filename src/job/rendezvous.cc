@@ -19,11 +19,12 @@ struct Rendezvous::Answer {
 Rendezvous::Rendezvous(const std::string& addr, int port, bool host, int timeout_s, const net::Security& security)
     : where_(fmt::format("{}:{}", addr, port)), timeout_s_(timeout_s), security_(security) {
   const std::string endpoint = fmt::format("tcp://{}:{}", addr, port);
-  if (host) store_ = std::make_unique<RendezvousStore>(endpoint, security);
+  if (host) store_ = std::make_unique<RendezvousStore>(endpoint, security, timeout_s);
   // The store may start after this process: requests wait in ZeroMQ's queue
   // until it listens, up to the timeout.
   client_ = std::make_unique<net::Client>(
-      std::vector<net::ServerAddress>{{"the rendezvous store (machine 0's main server)", endpoint}}, timeout_s, security);
+      std::vector<net::ServerAddress>{{"the rendezvous store (machine 0's main server)", endpoint}}, timeout_s, security,
+      timeout_s);
   try {
     client_->wait({client_->send(0, net::make_header(kStoreCount, 0, ""), {})});
   } catch (const PeerError& e) {

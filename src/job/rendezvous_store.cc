@@ -79,8 +79,8 @@ Frames serve_count(StoreValues& values, net::Request&, net::Header* reply) {
 
 }  // namespace
 
-RendezvousStore::RendezvousStore(const std::string& endpoint, const net::Security& security)
-    : socket_(std::make_unique<net::ServerSocket>(endpoint, "the rendezvous store", security)),
+RendezvousStore::RendezvousStore(const std::string& endpoint, const net::Security& security, int peer_timeout_s)
+    : socket_(std::make_unique<net::ServerSocket>(endpoint, "the rendezvous store", security, peer_timeout_s)),
       thread_([this] { serve(); }) {}
 
 RendezvousStore::~RendezvousStore() {

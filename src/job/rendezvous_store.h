@@ -41,7 +41,8 @@ net::ServiceRegistry<StoreValues>& store_services();
 
 class RendezvousStore {
  public:
-  RendezvousStore(const std::string& endpoint, const net::Security& security);
+  // `peer_timeout_s`: the job's timeout (net::ServerSocket).
+  RendezvousStore(const std::string& endpoint, const net::Security& security, int peer_timeout_s);
   ~RendezvousStore();  // stops serving
   RendezvousStore(const RendezvousStore&) = delete;
   RendezvousStore& operator=(const RendezvousStore&) = delete;

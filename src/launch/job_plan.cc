@@ -320,6 +320,11 @@ JobPlan plan_job(const LaunchOptions& o) {
         if (std::getenv("OMP_WAIT_POLICY") == nullptr) vars.emplace_back("OMP_WAIT_POLICY", "PASSIVE");
         // Where the built-in trainers write by default (--out, --save_path).
         if (!o.run_dir.empty()) vars.emplace_back("TESSERA_RUN_DIR", o.run_dir);
+        // A sanitizer build's settings reach remote processes too (ssh passes
+        // no environment): where reports go, and the suppressions.
+        if (!plan.machine_is_local[m])
+          for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"})
+            if (const char* value = std::getenv(name)) vars.emplace_back(name, value);
         vars.insert(vars.end(), extra.begin(), extra.end());
         const MachineAddress& machine = plan.machines[m];
         ProcessSpec spec{machine.host, !plan.machine_is_local[m], plan.workspaces[m], o.command, vars, reserved};

@@ -103,7 +103,10 @@ int run_launch(const LaunchOptions& options) {
                         plan.remote_hosts.empty() ? "" : fmt::format(" ({} remote host(s) over ssh)", plan.remote_hosts.size())));
   auto local = make_local_spawner();
   std::map<std::string, SshOptions> ssh;
-  for (const RemoteHost& h : plan.remote_hosts) ssh.emplace(h.host, h.ssh);
+  for (RemoteHost h : plan.remote_hosts) {
+    h.ssh.alive_timeout_s = options.timeout_s;  // the job's ssh rides through what its processes ride through
+    ssh.emplace(h.host, h.ssh);
+  }
   auto hosts = make_host_spawner(*local, ssh, plan.job_id, net::key_file_text(plan.keys));
   Guardian guardian(plan.job_id);  // before the first process starts
   GuardedSpawner spawner(*hosts, guardian);

@@ -17,6 +17,9 @@ struct SshOptions {
   std::string username;   // "": ssh's default
   std::string key;        // identity file; "": ssh's default keys
   int connect_timeout_s = 5;
+  // An established connection whose host answers no keep-alive for this
+  // long is given up (`tessera launch` sets the job's --timeout).
+  int alive_timeout_s = 6;
   std::vector<std::string> options;  // each "Key=Value", passed as -o
 };
 

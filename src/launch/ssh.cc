@@ -1,5 +1,7 @@
 #include "ssh.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tessera::launch {
@@ -12,11 +14,12 @@ std::string shell_quote(const std::string& s) {
 
 std::string ssh_transport(const SshOptions& o) {
   // BatchMode: a missing key is an error, not a password prompt nobody sees.
-  // ServerAlive: a host that vanishes (no RST) is noticed in ~6 s, not hours.
+  // ServerAlive: a host that vanishes (no RST) is noticed within
+  // alive_timeout_s, not hours; a shorter outage is ridden through.
   std::string line = fmt::format(
-      "ssh -T -o BatchMode=yes -o ConnectTimeout={} -o ServerAliveInterval=2 -o ServerAliveCountMax=3 "
+      "ssh -T -o BatchMode=yes -o ConnectTimeout={} -o ServerAliveInterval=2 -o ServerAliveCountMax={} "
       "-o LogLevel=ERROR",
-      o.connect_timeout_s);
+      o.connect_timeout_s, std::max(1, (o.alive_timeout_s + 1) / 2));
   for (const std::string& option : o.options) line += " -o " + shell_quote(option);
   if (o.port != 0) line += fmt::format(" -p {}", o.port);
   if (!o.username.empty()) line += " -l " + shell_quote(o.username);

@@ -17,10 +17,11 @@
 namespace tessera::net {
 namespace {
 
-// A peer that stops answering heartbeats for this long is treated as dead
-// (covers hosts that vanish without closing their connections).
+// Heartbeats every second; a peer that answers none for the job's timeout
+// (peer_timeout_s) is treated as gone: that covers hosts that vanish or stop
+// without closing their connections, while a link that is down for less
+// than the timeout is ridden through (TCP keeps the connection meanwhile).
 constexpr int kHeartbeatIntervalMs = 1000;
-constexpr int kHeartbeatTimeoutMs = 5000;
 
 // Monitor events after which a server is lost to this client. A refused or
 // dropped connection attempt is not among them: libzmq retries it, so a
@@ -28,7 +29,7 @@ constexpr int kHeartbeatTimeoutMs = 5000;
 constexpr int kFatalEvents = ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
-std::string why_dead(const std::vector<zmq::message_t>& event) {
+std::string why_dead(const std::vector<zmq::message_t>& event, int peer_timeout_s) {
   uint16_t id = 0;
   if (!event.empty() && event[0].size() >= sizeof id) std::memcpy(&id, event[0].data(), sizeof id);
   switch (id) {
@@ -39,19 +40,34 @@ std::string why_dead(const std::vector<zmq::message_t>& event) {
       return "failed the security handshake (a server of another job on this port, or --insecure on one side "
              "only?)";
     default:
-      return "died: its connection closed (see that server's log for why)";
+      // libzmq reports a closed connection and expired heartbeats alike.
+      return fmt::format("is gone: its connection closed, or its host answered no heartbeat for {} s (died, stopped "
+                         "or unreachable: see that server's log, and the network)",
+                         peer_timeout_s);
   }
 }
 
 template <typename T>
 void free_owned(void* /*data*/, void* hint) { delete static_cast<T*>(hint); }
 
-void configure(zmq::socket_t& socket) {
+// A received payload frame, moved to 8-byte-aligned memory if it is not
+// there: libzmq hands small frames at any offset of its receive buffer, and
+// the services and the client read frames in place as int64 or float arrays
+// (a misaligned load is undefined behaviour; UBSan stops the process on it).
+zmq::message_t aligned(zmq::message_t&& frame) {
+  if (frame.size() == 0 || reinterpret_cast<uintptr_t>(frame.data()) % alignof(int64_t) == 0) return std::move(frame);
+  auto* owned = new std::vector<int64_t>((frame.size() + sizeof(int64_t) - 1) / sizeof(int64_t));
+  std::memcpy(owned->data(), frame.data(), frame.size());
+  return zmq::message_t(owned->data(), frame.size(), &free_owned<std::vector<int64_t>>, owned);
+}
+
+void configure(zmq::socket_t& socket, int peer_timeout_s) {
+  if (peer_timeout_s < 1) fail("internal: a peer timeout of {} s", peer_timeout_s);
   socket.set(zmq::sockopt::linger, 0);
   socket.set(zmq::sockopt::sndhwm, 0);  // never drop or block on queued replies
   socket.set(zmq::sockopt::rcvhwm, 0);
   socket.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIntervalMs);
-  socket.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
+  socket.set(zmq::sockopt::heartbeat_timeout, peer_timeout_s * 1000);
 }
 
 }  // namespace
@@ -91,11 +107,20 @@ Array array_of(zmq::message_t&& frame, DType dtype, std::vector<int64_t> shape) 
 
 // ---------------------------------------------------------------- server
 
-ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who, const Security& security)
-    : socket_(zmq_context(), zmq::socket_type::router), who_(who) {
-  configure(socket_);
+ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who, const Security& security,
+                           int peer_timeout_s)
+    : socket_(zmq_context(), zmq::socket_type::router), monitor_(zmq_context(), zmq::socket_type::pair), who_(who) {
+  configure(socket_, peer_timeout_s);
   socket_.set(zmq::sockopt::maxmsgsize, 2 * kMaxRequestBytes);
   secure_server(socket_, security, who);
+  static std::atomic<uint64_t> instances{0};
+  const std::string monitor_endpoint =
+      fmt::format("inproc://tessera-server-monitor-{}-{}", ::getpid(), instances.fetch_add(1));
+  if (zmq_socket_monitor(static_cast<void*>(socket_), monitor_endpoint.c_str(),
+                         ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+    fail("{} cannot monitor its connections: {}", who, zmq_strerror(zmq_errno()));
+  monitor_.set(zmq::sockopt::linger, 0);
+  monitor_.connect(monitor_endpoint);
   try {
     socket_.bind(endpoint);
   } catch (const zmq::error_t& e) {
@@ -104,11 +129,39 @@ ServerSocket::ServerSocket(const std::string& endpoint, const std::string& who, 
   }
 }
 
-ServerSocket::~ServerSocket() = default;
+ServerSocket::~ServerSocket() { zmq_socket_monitor(static_cast<void*>(socket_), nullptr, 0); }
+
+void ServerSocket::watch_clients() {
+  while (true) {
+    std::vector<zmq::message_t> event;
+    if (!zmq::recv_multipart(monitor_, std::back_inserter(event), zmq::recv_flags::dontwait)) return;
+    // An event's first frame: its id (16 bits), then its value (32 bits): the connection's descriptor for
+    // ACCEPTED and DISCONNECTED (HANDSHAKE_SUCCEEDED carries 0).
+    if (event.empty() || event[0].size() < 6) continue;
+    uint16_t id = 0;
+    uint32_t fd = 0;
+    std::memcpy(&id, event[0].data(), sizeof id);
+    std::memcpy(&fd, static_cast<const char*>(event[0].data()) + sizeof id, sizeof fd);
+    if (id == ZMQ_EVENT_ACCEPTED) {
+      connections_.insert(static_cast<int>(fd));
+    } else if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      had_client_ = true;  // a process of the job, not a stray connection
+    } else if (id == ZMQ_EVENT_DISCONNECTED && connections_.erase(static_cast<int>(fd)) == 1 &&
+               connections_.empty()) {
+      alone_since_ = std::chrono::steady_clock::now();
+    }
+  }
+}
+
+double ServerSocket::seconds_alone() const {
+  if (!had_client_ || !connections_.empty()) return 0;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - alone_since_).count();
+}
 
 bool ServerSocket::receive(Request* request, int timeout_ms) {
   zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
   while (true) {
+    watch_clients();
     drain();
     if (!queued_.empty()) {
       *request = std::move(queued_.front());
@@ -170,7 +223,7 @@ bool ServerSocket::read_one(Request* request) {
     if (bytes > kMaxRequestBytes)
       throw ProtocolError(fmt::format("{} bytes; at most {} are accepted", bytes, kMaxRequestBytes));
     request->header = decode_header(parts[0].data(), parts[0].size(), count - 1);
-    for (size_t i = 1; i < parts.size(); ++i) request->frames.push_back(std::move(parts[i]));
+    for (size_t i = 1; i < parts.size(); ++i) request->frames.push_back(aligned(std::move(parts[i])));
   } catch (const ProtocolError& e) {
     ++malformed_;
     request->header = Header{};
@@ -201,8 +254,10 @@ void ServerSocket::reply_error(Request& request, const std::string& text) {
 
 // ---------------------------------------------------------------- client
 
-Client::Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security)
-    : servers_(std::move(servers)), dead_(servers_.size()), request_timeout_s_(request_timeout_s) {
+Client::Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security,
+               int peer_timeout_s)
+    : servers_(std::move(servers)), dead_(servers_.size()), request_timeout_s_(request_timeout_s),
+      peer_timeout_s_(peer_timeout_s) {
   // Clients are made on several threads at once (a loader's samplers, a
   // collate thread): each takes its own number, or two could name the same
   // monitor endpoint and one would fail with "Address already in use".
@@ -210,7 +265,7 @@ Client::Client(std::vector<ServerAddress> servers, int request_timeout_s, const 
   const uint64_t instance = instances.fetch_add(1);
   for (size_t i = 0; i < servers_.size(); ++i) {
     zmq::socket_t socket(zmq_context(), zmq::socket_type::dealer);
-    configure(socket);
+    configure(socket, peer_timeout_s);
     secure_client(socket, security);
     // Watch the connection: a server process that dies closes it at once; a
     // server that refuses this process's key fails the handshake.
@@ -263,7 +318,7 @@ void Client::poll_once(int timeout_ms) {
     if (items[n + i].revents & ZMQ_POLLIN) {
       std::vector<zmq::message_t> event;
       (void)zmq::recv_multipart(monitors_[i], std::back_inserter(event), zmq::recv_flags::dontwait);
-      dead_[i] = why_dead(event);
+      dead_[i] = why_dead(event, peer_timeout_s_);
     }
     if (!(items[i].revents & ZMQ_POLLIN)) continue;
     while (true) {
@@ -275,7 +330,7 @@ void Client::poll_once(int timeout_ms) {
       } catch (const std::exception& e) {
         fail("bad reply from {}: {}", servers_[i].label, e.what());
       }
-      for (size_t k = 1; k < parts.size(); ++k) reply.frames.push_back(std::move(parts[k]));
+      for (size_t k = 1; k < parts.size(); ++k) reply.frames.push_back(aligned(std::move(parts[k])));
       const uint64_t id = reply.header.request_id;
       if (reply.header.status != 0 && pending_.count(id) == 0) {
         // An error about a request we cannot match: report it rather than drop it.

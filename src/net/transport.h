@@ -4,6 +4,8 @@
 // frames are handed to ZeroMQ without copies; a client notices a server whose
 // connection dropped (process died, host gone) and fails fast with its name.
 // Every socket is secured (net/security.h): CURVE, or PLAIN under --insecure.
+// Received payload frames (Request::frames, Reply::frames) start 8-byte
+// aligned, so they may be read in place as int64 or float arrays.
 //
 // What one client may ask of a server is bounded, so that a bad or hostile
 // peer cannot exhaust it: a request over kMaxRequestBytes or with more than
@@ -13,10 +15,12 @@
 // off by libzmq itself, which closes that connection.)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,7 +59,9 @@ struct Request {
 class ServerSocket {
  public:
   // Binds `endpoint` ("tcp://IP:PORT"); `who` names the process in errors.
-  ServerSocket(const std::string& endpoint, const std::string& who, const Security& security);
+  // A client that answers no heartbeat for `peer_timeout_s` (the job's
+  // timeout) is disconnected.
+  ServerSocket(const std::string& endpoint, const std::string& who, const Security& security, int peer_timeout_s);
   ~ServerSocket();
 
   // Waits up to `timeout_ms` for a well-formed request. Malformed messages
@@ -66,13 +72,24 @@ class ServerSocket {
 
   uint64_t malformed_count() const { return malformed_; }
 
+  // Seconds since this socket's last client connection closed or answered no
+  // heartbeat for the peer timeout, while none is connected; 0 while one is,
+  // and before the first. A server alone for long has lost its job: its
+  // clients died, or their hosts stopped or became unreachable.
+  double seconds_alone() const;
+
  private:
   // Moves the requests waiting in the socket into queued_, refusing those
   // over the limits above.
   void drain();
   bool read_one(Request* request);
+  void watch_clients();  // reads the monitor's connection events
 
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;
+  std::set<int> connections_;  // open, by descriptor
+  bool had_client_ = false;    // a connection has passed the security handshake
+  std::chrono::steady_clock::time_point alone_since_;
   std::string who_;
   uint64_t malformed_ = 0;
   std::deque<Request> queued_;
@@ -93,8 +110,10 @@ class Client {
  public:
   // `request_timeout_s`: longest wait for one reply from a live server.
   // Servers may start after the client: a connection refused is retried;
-  // one that closes after its handshake, or a handshake refused, is fatal.
-  Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security);
+  // one that closes after its handshake, or a handshake refused, is fatal,
+  // and so is a server that answers no heartbeat for `peer_timeout_s` (the
+  // job's timeout: a shorter network outage is ridden through).
+  Client(std::vector<ServerAddress> servers, int request_timeout_s, const Security& security, int peer_timeout_s);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -124,6 +143,7 @@ class Client {
   std::map<uint64_t, Reply> arrived_;
   uint64_t next_id_ = 1;
   int request_timeout_s_;
+  int peer_timeout_s_;
 };
 
 }  // namespace tessera::net

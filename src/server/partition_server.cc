@@ -58,7 +58,7 @@ std::unique_ptr<net::ServerSocket> open_partition(ServerState& state) {
     state.owned_segments.names.push_back(state.locks_memory.name());
   }
   const std::string endpoint = fmt::format("tcp://{}:{}", me.ip, me.server_port(env.server_id));
-  auto socket = std::make_unique<net::ServerSocket>(endpoint, state.who, security);
+  auto socket = std::make_unique<net::ServerSocket>(endpoint, state.who, security, env.timeout_s);
   state.partition = std::make_unique<store::PartitionStore>(state.config, state.book, env.machine_id);
   if (state.main()) {
     state.rendezvous->set(main_key, state.segment_prefix);
@@ -83,6 +83,13 @@ std::unique_ptr<net::ServerSocket> open_partition(ServerState& state) {
 void serve(ServerState& state, net::ServerSocket& socket) {
   net::Request request;
   while (state.running && !g_stop) {
+    // Its trainers gone without the shutdown (the last one sends it): they
+    // died, or their hosts stopped or were cut off; the job is over, and on
+    // a host cut off from the launcher nobody else would end this server.
+    if (socket.seconds_alone() > state.env.timeout_s)
+      fail_peer("every client has been gone for over {} s (--timeout) without the shutdown: their processes died, "
+                "or their hosts stopped or became unreachable",
+                state.env.timeout_s);
     if (!socket.receive(&request, 200)) continue;
     try {
       net::Header reply;

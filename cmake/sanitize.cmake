@@ -1,0 +1,23 @@
+# Sanitizer builds of the whole project (scripts/sanitize): TESSERA_SANITIZE=address instruments every target with
+# AddressSanitizer and UndefinedBehaviorSanitizer, =thread with ThreadSanitizer. The library, its kernels, the
+# `tessera` binary, dist_worker and the test binaries are all instrumented, so the multi-process tests' servers and
+# trainers run sanitized too; libtorch, ZeroMQ, OpenMP and OpenMPI are Debian's uninstrumented builds (the
+# suppressions for what that costs are in tests/sanitizers.supp, each with its reason).
+#
+# A sanitizer build runs the C++ suite only: the Python extension would need the sanitizer's runtime preloaded into
+# the interpreter, and the fuzz targets are ASan + UBSan builds of their own (tests/fuzz).
+set(TESSERA_SANITIZE "" CACHE STRING "instrument every target: address (ASan + UBSan) or thread (TSan)")
+if(TESSERA_SANITIZE STREQUAL "address")
+  # -fno-sanitize-recover: undefined behaviour stops the process with a report, so no test can pass over one.
+  set(_tessera_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+elseif(TESSERA_SANITIZE STREQUAL "thread")
+  set(_tessera_sanitize_flags -fsanitize=thread)
+elseif(NOT TESSERA_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "TESSERA_SANITIZE: '${TESSERA_SANITIZE}' is neither address nor thread")
+endif()
+if(_tessera_sanitize_flags)
+  # Frame pointers: the sanitizers' fast unwinder gives whole stacks in reports.
+  # -Wno-maybe-uninitialized: GCC's instrumentation makes it fire falsely in the standard library (std::regex).
+  add_compile_options(${_tessera_sanitize_flags} -fno-omit-frame-pointer -Wno-maybe-uninitialized)
+  add_link_options(${_tessera_sanitize_flags})
+endif()
