@@ -17,7 +17,10 @@ elseif(NOT TESSERA_SANITIZE STREQUAL "")
 endif()
 if(_tessera_sanitize_flags)
   # Frame pointers: the sanitizers' fast unwinder gives whole stacks in reports.
+  # -O1 (after Release's -O2, so it wins): what the sanitizers' authors advise, and instrumented code compiles
+  # 40% faster at it than at -O2 (measured: 13.4 s against 21.9 s for one unity file), which scripts/test pays
+  # from scratch on a fresh clone.
   # -Wno-maybe-uninitialized: GCC's instrumentation makes it fire falsely in the standard library (std::regex).
-  add_compile_options(${_tessera_sanitize_flags} -fno-omit-frame-pointer -Wno-maybe-uninitialized)
+  add_compile_options(${_tessera_sanitize_flags} -O1 -fno-omit-frame-pointer -Wno-maybe-uninitialized)
   add_link_options(${_tessera_sanitize_flags})
 endif()
