@@ -37,6 +37,8 @@ std::vector<std::string> partition_files(const PartitionConfig& config, const st
       wanted.insert(*p);
   }
   for (const auto& [name, path] : config.extra) wanted.insert(path);
+  // Every machine ranks the same held-out edges (`train link`).
+  for (const auto& [split, path] : config.held_out_edges) wanted.insert(path);
   for (const auto& [ntype, path] : config.node_names) wanted.insert(path);
   if (!config.relation_names.empty()) wanted.insert(config.relation_names);
   std::vector<std::string> present;
