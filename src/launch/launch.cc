@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "guardian.h"
 #include "net/security.h"
@@ -38,17 +39,21 @@ std::string counts(const std::vector<int>& per_machine) {
 }
 
 // What the job's processes left on this host and the remote hosts (shared
-// memory, remote key files): after a failed attempt and at the end.
-void remove_leftovers(const JobPlan& plan) {
+// memory, remote key files): after a failed attempt and at the end. Returns
+// the remote hosts ssh could not reach.
+std::vector<std::string> remove_leftovers(const JobPlan& plan) {
   remove_segments(plan.job_id);
-  for (const std::string& host : sweep_remote_hosts(plan.remote_hosts, plan.job_id))
+  std::vector<std::string> unreachable = sweep_remote_hosts(plan.remote_hosts, plan.job_id);
+  for (const std::string& host : unreachable)
     write_all(STDERR_FILENO, fmt::format("launch: could not reach {} to check it for leftovers of job {}\n", host,
                                          plan.job_id));
+  return unreachable;
 }
 
-void clean_up(const JobPlan& plan) {
+// `swept`: remove_leftovers has just run, after the last attempt.
+void clean_up(const JobPlan& plan, bool swept = false) {
   ::unlink(plan.key_file.c_str());
-  remove_leftovers(plan);
+  if (!swept) remove_leftovers(plan);
 }
 
 // Attempt k's processes: the plan's, with TESSERA_RESTART=k after the first.
@@ -117,6 +122,7 @@ int run_launch(const LaunchOptions& options) {
   int code = 0;
   std::vector<ProcessOutcome> outcomes;
   std::vector<std::pair<int, std::vector<ProcessOutcome>>> failed_attempts;
+  bool swept = false;
   try {
     for (int attempt = 0;; ++attempt) {
       Supervisor supervisor(spawner, supervise);
@@ -124,7 +130,16 @@ int run_launch(const LaunchOptions& options) {
       outcomes = supervisor.outcomes();
       if (code == 0 || supervisor.interrupted() || attempt == options.max_restarts) break;
       failed_attempts.emplace_back(code, outcomes);
-      remove_leftovers(plan);
+      // A host that ssh cannot reach (its link is down, it is off) would fail
+      // the restart too, after ssh's connect timeout: end the job now.
+      const std::vector<std::string> unreachable = remove_leftovers(plan);
+      if (!unreachable.empty()) {
+        write_all(STDERR_FILENO, fmt::format("launch: job {} failed (exit code {}); no restart, since {} cannot be "
+                                             "reached over ssh\n",
+                                             plan.job_id, code, fmt::join(unreachable, ", ")));
+        swept = true;
+        break;
+      }
       check_local_ports(plan);  // a port taken meanwhile is named, not waited for
       write_all(STDERR_FILENO, fmt::format("launch: job {} failed (exit code {}); restart {} of {} on the same "
                                            "machines, with TESSERA_RESTART={}\n",
@@ -134,7 +149,7 @@ int run_launch(const LaunchOptions& options) {
     clean_up(plan);
     throw;
   }
-  clean_up(plan);
+  clean_up(plan, swept);
   if (!options.run_dir.empty()) {
     try {
       write_launch_record(launch_record_path(plan, options),
