@@ -29,10 +29,23 @@ constexpr int kHeartbeatIntervalMs = 1000;
 constexpr int kFatalEvents = ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
-std::string why_dead(const std::vector<zmq::message_t>& event, int peer_timeout_s) {
+// A monitor event's first frame: its id (16 bits), then its value (32 bits): the connection's descriptor for
+// ACCEPTED and DISCONNECTED (HANDSHAKE_SUCCEEDED carries 0). {0, 0} for a frame too short to be one.
+struct MonitorEvent {
   uint16_t id = 0;
-  if (!event.empty() && event[0].size() >= sizeof id) std::memcpy(&id, event[0].data(), sizeof id);
-  switch (id) {
+  uint32_t value = 0;
+};
+
+MonitorEvent decode_event(const std::vector<zmq::message_t>& event) {
+  MonitorEvent e;
+  if (event.empty() || event[0].size() < sizeof e.id + sizeof e.value) return e;
+  std::memcpy(&e.id, event[0].data(), sizeof e.id);
+  std::memcpy(&e.value, static_cast<const char*>(event[0].data()) + sizeof e.id, sizeof e.value);
+  return e;
+}
+
+std::string why_dead(const std::vector<zmq::message_t>& event, int peer_timeout_s) {
+  switch (decode_event(event).id) {
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
       return "refused this process's key: it is not the job's (check TESSERA_KEY_FILE)";
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
@@ -135,13 +148,7 @@ void ServerSocket::watch_clients() {
   while (true) {
     std::vector<zmq::message_t> event;
     if (!zmq::recv_multipart(monitor_, std::back_inserter(event), zmq::recv_flags::dontwait)) return;
-    // An event's first frame: its id (16 bits), then its value (32 bits): the connection's descriptor for
-    // ACCEPTED and DISCONNECTED (HANDSHAKE_SUCCEEDED carries 0).
-    if (event.empty() || event[0].size() < 6) continue;
-    uint16_t id = 0;
-    uint32_t fd = 0;
-    std::memcpy(&id, event[0].data(), sizeof id);
-    std::memcpy(&fd, static_cast<const char*>(event[0].data()) + sizeof id, sizeof fd);
+    const auto [id, fd] = decode_event(event);
     if (id == ZMQ_EVENT_ACCEPTED) {
       connections_.insert(static_cast<int>(fd));
     } else if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
