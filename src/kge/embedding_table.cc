@@ -3,6 +3,7 @@
 #include "tessera/distributed/dist_tensor.h"
 #include "tessera/partition/partition_book.h"
 #include "tessera/store/sparse_step.h"
+#include "base/prefetch.h"
 #include "store/tensor_ops.h"
 #include "tessera/base/error.h"
 
@@ -37,6 +38,27 @@ torch::Tensor ids_tensor(const std::vector<int64_t>& ids) {
   return torch::from_blob(const_cast<int64_t*>(ids.data()), {static_cast<int64_t>(ids.size())}, torch::kInt64);
 }
 
+// Rows `rows` of float tensor `t` into `out` (count x row width), each under
+// the stripe lock that row's optimizer steps hold: writers update rows in
+// place meanwhile, and an unlocked read would race them (TSan's report on
+// `kge train --num_proc 2`) and could see half an update.
+void copy_rows_locked(const store::LocalTensor& t, const int64_t* rows, int64_t count, store::RowLocks& locks,
+                      float* out) {
+  const int64_t width = t.spec.row_elems();
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(width);
+  const float* base = t.rows.data<float>();
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kPrefetchRows < count) prefetch_row_kept(base + rows[i + kPrefetchRows] * width, row_bytes);
+    store::RowGuard guard(locks, store::RowLocks::stripe(t.lock_key, rows[i]));
+    std::memcpy(out + i * width, base + rows[i] * width, row_bytes);
+  }
+}
+
+float* sized(std::vector<float>& buffer, size_t count) {
+  if (buffer.size() < count) buffer.resize(count);
+  return buffer.data();
+}
+
 }  // namespace
 
 void EmbeddingTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
@@ -60,12 +82,21 @@ torch::Tensor LocalTable::view() {
   return torch::from_blob(weight_.rows.mutable_raw(), {num_rows(), dim_}, torch::kFloat32);
 }
 
-torch::Tensor LocalTable::pull(const std::vector<int64_t>& ids) { return view().index_select(0, ids_tensor(ids)); }
+torch::Tensor LocalTable::pull(const std::vector<int64_t>& ids) {
+  const int64_t n = static_cast<int64_t>(ids.size());
+  store::check_rows(weight_, ids.data(), n);
+  torch::Tensor rows = torch::empty({n, dim_}, torch::kFloat32);
+  copy_rows_locked(weight_, ids.data(), n, locks_, rows.data_ptr<float>());
+  return rows;
+}
 
 void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
-  const float* base = weight_.rows.data<float>();
+  const int64_t n = static_cast<int64_t>(ids.size());
+  float* copies = sized(out->copies, static_cast<size_t>(n * dim_));
+  copy_rows_locked(weight_, ids.data(), n, locks_, copies);
+  out->storage = torch::Tensor();
   out->rows.resize(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) out->rows[i] = base + ids[i] * dim_;
+  for (int64_t i = 0; i < n; ++i) out->rows[i] = copies + i * dim_;
 }
 
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
@@ -97,8 +128,9 @@ torch::Tensor ServerTable::pull(const std::vector<int64_t>& ids) {
 }
 
 void ServerTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
-  // Copying the local half into a fresh tensor cost a 2-machine TransE_l2
-  // step as much as fetching the remote half.
+  // The local half is copied straight from shared memory into a reused
+  // buffer: copying it into a fresh tensor through the pull path cost a
+  // 2-machine TransE_l2 step as much as fetching the remote half.
   const int part = ctx_->local_part();
   const store::LocalTensor* local =
       part >= 0 && ctx_->writes_in_place(part) ? ctx_->local_tensor(embedding_.weight().name()) : nullptr;
@@ -108,18 +140,22 @@ void ServerTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
   const uint64_t local_rows = static_cast<uint64_t>(space.starts[part + 1] - first);
   if (local->num_rows() != static_cast<int64_t>(local_rows) || local->rows.row_bytes() != sizeof(float) * dim())
     fail("embedding {}: the local partition's rows do not match the partition book", embedding_.name());
-  const float* base = local->rows.data<float>();
-  std::vector<int64_t> remote, remote_at;
-  out->rows.resize(ids.size());
+  std::vector<int64_t> local_offsets, local_at, remote, remote_at;
   for (size_t i = 0; i < ids.size(); ++i) {
     const uint64_t offset = static_cast<uint64_t>(ids[i] - first);  // negative IDs wrap past local_rows
     if (offset < local_rows) {
-      out->rows[i] = base + offset * dim();
+      local_offsets.push_back(static_cast<int64_t>(offset));
+      local_at.push_back(static_cast<int64_t>(i));
     } else {
       remote.push_back(ids[i]);
       remote_at.push_back(static_cast<int64_t>(i));
     }
   }
+  const int64_t local_count = static_cast<int64_t>(local_at.size());
+  float* copies = sized(out->copies, static_cast<size_t>(local_count * dim()));
+  copy_rows_locked(*local, local_offsets.data(), local_count, ctx_->local_locks(), copies);
+  out->rows.resize(ids.size());
+  for (int64_t k = 0; k < local_count; ++k) out->rows[local_at[k]] = copies + k * dim();
   out->storage = remote.empty() ? torch::Tensor() : pull(remote).contiguous();
   for (size_t k = 0; k < remote.size(); ++k) out->rows[remote_at[k]] = out->storage.data_ptr<float>() + k * dim();
 }

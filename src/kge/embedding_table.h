@@ -21,11 +21,14 @@
 
 namespace tessera::kge {
 
-// Rows of a table by pointer: into the table itself where it is local,
-// into `storage` where they were pulled. Valid until the table changes shape
-// or the next pull into the same PulledRows.
+// Rows of a table by pointer: into `copies` for rows this process's table
+// (or machine's shared memory) holds, copied under the row locks its writers
+// take, into `storage` for rows pulled from servers. The step's own snapshot:
+// concurrent pushes (Hogwild workers, the servers) never change it. Valid
+// until the next pull into the same PulledRows.
 struct PulledRows {
   std::vector<const float*> rows;
+  std::vector<float> copies;
   torch::Tensor storage;
 };
 
@@ -65,8 +68,9 @@ class LocalTable : public EmbeddingTable {
   int64_t num_rows() const override { return weight_.num_rows(); }
   int64_t dim() const override { return dim_; }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
-  // Pointers into the table: other workers' updates land in them meanwhile,
-  // as in DGL-KE's Hogwild-style shared tables.
+  // Other workers update the table meanwhile, as in DGL-KE's Hogwild-style
+  // shared tables; each row is read under the stripe lock those updates
+  // hold, so a step sees whole rows and never races a write.
   void pull_rows(const std::vector<int64_t>& ids, PulledRows* out) override;
   void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
   torch::Tensor read_all() override { return view().clone(); }
@@ -95,8 +99,9 @@ class ServerTable : public EmbeddingTable {
   int64_t num_rows() const override { return embedding_.num_embeddings(); }
   int64_t dim() const override { return embedding_.dim(); }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
-  // Rows of this machine's partition in place, where this trainer also
-  // writes them (Context::writes_in_place); the others pulled.
+  // Rows of this machine's partition copied from shared memory under the
+  // machine's row locks, where this trainer also writes them
+  // (Context::writes_in_place); the others pulled.
   void pull_rows(const std::vector<int64_t>& ids, PulledRows* out) override;
   // Sends the step and returns; the previous push is waited for first, so
   // at most one is in flight while the trainer computes (as DGL-KE's async
