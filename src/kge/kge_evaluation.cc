@@ -43,7 +43,8 @@ RankSums evaluate_triples(KgeJob& job, const Array& triples, const ScoreFunction
   const int64_t n = triples.rows();
   const int64_t begin = n * job.rank() / job.world_size(), end = n * (job.rank() + 1) / job.world_size();
   RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval,
-                 o.neg_deg_sample_eval ? &job.known_train : nullptr, o.seed, job.logs()};
+                 o.neg_deg_sample_eval ? &job.known_train : nullptr, o.seed, job.logs(),
+                 o.reciprocal ? job.kg.num_relations : 0};
   RankSums mine = rank_triples(triples, begin, end, entities, relations, score, &known, ro);
   if (!job.distributed()) return mine;
   auto a = mine.as_array();

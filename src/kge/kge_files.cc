@@ -48,7 +48,9 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
           {"adversarial_temperature", o.adversarial_temperature},
           {"regularization_coef", o.regularization_coef},
           {"regularization_norm", o.regularization_norm},
-          {"loss_genre", o.loss_genre}};
+          {"loss_genre", o.loss_genre},
+          {"train_mode", o.train_mode},
+          {"reciprocal", o.reciprocal}};
 }
 
 KgeOptions options_from_config(const std::string& save_path, const KgeOptions& base) {
@@ -63,6 +65,8 @@ KgeOptions options_from_config(const std::string& save_path, const KgeOptions& b
     o.gamma = j.at("gamma").get<double>();
     o.double_ent = j.at("double_ent").get<bool>();
     o.double_rel = j.at("double_rel").get<bool>();
+    o.train_mode = j.value("train_mode", std::string("negative_sampling"));  // absent before 1vsAll
+    o.reciprocal = j.value("reciprocal", false);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: {}", path, e.what());
   }
@@ -78,6 +82,11 @@ void save_embeddings(const KgeOptions& o, const KnowledgeGraph& kg, const torch:
     const int64_t d = o.hidden_dim;
     write_npy(embedding_path(o.save_path, kg.name, model, "relation"), array_of(relations.narrow(1, 0, d)));
     write_npy(embedding_path(o.save_path, kg.name, model, "projection"), array_of(relations.narrow(1, d, d * d)));
+  } else if (o.reciprocal) {
+    // DGL-KE's relation file keeps one row per relation; the inverses apart.
+    const int64_t n = kg.num_relations;
+    write_npy(embedding_path(o.save_path, kg.name, model, "relation"), array_of(relations.narrow(0, 0, n)));
+    write_npy(embedding_path(o.save_path, kg.name, model, "inverse_relation"), array_of(relations.narrow(0, n, n)));
   } else {
     write_npy(embedding_path(o.save_path, kg.name, model, "relation"), array_of(relations));
   }
@@ -93,6 +102,9 @@ SavedTables load_embeddings(const KgeOptions& o, int64_t entity_dim, int64_t rel
   t.relations = read_table(embedding_path(o.save_path, o.dataset, o.model_name, "relation"));
   if (is_transr(o.model_name))
     t.relations = torch::cat({t.relations, read_table(embedding_path(o.save_path, o.dataset, o.model_name, "projection"))}, 1);
+  if (o.reciprocal)
+    t.relations = torch::cat(
+        {t.relations, read_table(embedding_path(o.save_path, o.dataset, o.model_name, "inverse_relation"))}, 0);
   if (t.entities.size(1) != entity_dim || t.relations.size(1) != relation_dim)
     fail("{}: rows of width {} (entities) and {} (relations) do not fit {} with hidden_dim {} (expected {} and {})",
          o.save_path, t.entities.size(1), t.relations.size(1), o.model_name, o.hidden_dim, entity_dim, relation_dim);

@@ -186,12 +186,15 @@ ScoreOptions score_options(const KgeOptions& o) {
 }
 
 sampling::TripleSamplerOptions sampler_options(const KgeOptions& o, int64_t num_entities) {
-  return {o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, num_entities};
+  return {o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, num_entities,
+          o.train_mode == "1vsAll"};
 }
+
+bool runs_distributed(const KgeOptions& o) { return !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr; }
 
 KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
   KgeJob job;
-  const bool distributed = !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr;
+  const bool distributed = runs_distributed(o);
   if (distributed) {
     distributed::InitOptions init;
     init.num_threads = o.num_thread;
@@ -215,7 +218,9 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
     job.entities = std::make_unique<LocalTable>("kge-entity", job.kg.num_entities, score.entity_dim(),
                                                 uniform_init(range, o.seed), o.lr);
   }
-  job.relations = std::make_unique<LocalTable>("kge-relation", job.kg.num_relations, score.relation_dim(),
+  // --reciprocal: the inverse relations' rows after the relations'.
+  const int64_t relation_rows = job.kg.num_relations * (o.reciprocal ? 2 : 1);
+  job.relations = std::make_unique<LocalTable>("kge-relation", relation_rows, score.relation_dim(),
                                                uniform_init(range, o.seed + 1), o.lr);
   if (o.model_name == "TransR") {
     // DGL-KE draws the projection matrices from U(-1, 1).

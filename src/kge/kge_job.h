@@ -58,6 +58,10 @@ struct KgeJob {
 ScoreOptions score_options(const KgeOptions& options);
 sampling::TripleSamplerOptions sampler_options(const KgeOptions& options, int64_t num_entities);
 
+// Whether the run trains under `tessera launch` (--part_config, or a role
+// the launcher set) rather than standalone.
+bool runs_distributed(const KgeOptions& options);
+
 // Reads the data (or joins the job) and creates the tables as DGL-KE
 // initialises them: uniform in +-(gamma + 2) / hidden_dim.
 KgeJob open_kge_job(const KgeOptions& options, const ScoreFunction& score);

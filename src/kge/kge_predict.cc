@@ -36,6 +36,9 @@ TrainedModel load_model(const PredictOptions& p) {
   m.score = make_score_function({parse_model(o.model_name), o.hidden_dim, m.logsigmoid ? o.gamma : 0.0, o.double_ent,
                                  o.double_rel});
   m.tables = load_embeddings(o, m.score->entity_dim(), m.score->relation_dim());
+  // A triple scores through its relation's own row, as LibKGE's reciprocal
+  // model scores (s, p, o); the inverse rows only rank heads in evaluation.
+  if (o.reciprocal) m.tables.relations = m.tables.relations.narrow(0, 0, m.tables.relations.size(0) / 2);
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "base/field_sums.h"
+#include "all_entities_step.h"
 #include "fused_step.h"
 #include "tessera/base/error.h"
 #include "tessera/base/timer.h"
@@ -53,10 +54,14 @@ KgeStep::KgeStep(const ScoreOptions& model, const ScoreFunction& score, const Lo
     if (auto fused = make_fused_model(model)) fused_ = std::make_unique<FusedStep>(std::move(fused), loss, reg);
 }
 
+KgeStep::KgeStep(std::unique_ptr<AllEntitiesStep> all_entities)
+    : score_(nullptr), all_entities_(std::move(all_entities)) {}
+
 KgeStep::~KgeStep() = default;
 KgeStep::KgeStep(KgeStep&&) noexcept = default;
 
 void KgeStep::run(const sampling::TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times) {
+  if (all_entities_) return all_entities_->run(b, entities, relations, times);
   if (fused_) fused_->run(b, entities, relations, times);
   else run_autograd(b, entities, relations, times);
 }

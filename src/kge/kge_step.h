@@ -5,6 +5,7 @@
 //
 // Models with a fused form (fused_models.h) run FusedStep; the others, and
 // tests that check the fused math against it, run the autograd path here.
+// --train_mode 1vsAll runs AllEntitiesStep (all_entities_step.h) instead.
 //
 // Private header: it includes libtorch, which stays out of include/.
 #pragma once
@@ -47,6 +48,7 @@ void distinct(const std::vector<int64_t>& ids, Distinct* out);
                                        int64_t positive_scores, int64_t negative_scores);
 
 class FusedStep;
+class AllEntitiesStep;
 
 class KgeStep {
  public:
@@ -54,6 +56,8 @@ class KgeStep {
   // One per worker thread (a fused step keeps buffers).
   KgeStep(const ScoreOptions& model, const ScoreFunction& score, const LossOptions& loss, const Regularization& reg,
           Path path = Path::kFastest);
+  // A 1vsAll step.
+  explicit KgeStep(std::unique_ptr<AllEntitiesStep> all_entities);
   ~KgeStep();
   KgeStep(KgeStep&&) noexcept;
   bool fused() const { return fused_ != nullptr; }
@@ -68,6 +72,7 @@ class KgeStep {
   LossOptions loss_;
   Regularization reg_;
   std::unique_ptr<FusedStep> fused_;
+  std::unique_ptr<AllEntitiesStep> all_entities_;
 };
 
 }  // namespace tessera::kge

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "all_entities_step.h"
 #include "io/json_file.h"
 #include "io/staged_dir.h"
 #include "kge_evaluation.h"
@@ -57,8 +58,22 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
       test_(eval_subset(job.kg.test, o.eval_percent, o.seed + 1)),
       since_log_(job.worker_triples.size()),
       total_(job.worker_triples.size()) {
-  for (size_t w = 0; w < job.worker_triples.size(); ++w)
-    steps_.emplace_back(score_options(o), score, loss, Regularization{o.regularization_coef, o.regularization_norm});
+  const Regularization reg{o.regularization_coef, o.regularization_norm};
+  if (o.train_mode == "1vsAll") {
+    // Refused here, once the graph is read, if its scores cannot fit.
+    const int64_t entities = job.kg.num_entities;
+    const int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), o.batch_size, o.all_scores_mb << 20);
+    if (rows == 0)
+      fail("--train_mode 1vsAll on {}: its {} entities need at least {} MB for the dense entity gradient and a chunk "
+           "of scores, more than --all_scores_mb {}; raise it, or train with --train_mode negative_sampling, whose "
+           "memory does not grow with the entities",
+           job.kg.name, entities, (all_entities_min_bytes(entities, score.entity_dim(), o.batch_size) >> 20) + 1,
+           o.all_scores_mb);
+    steps_.emplace_back(
+        std::make_unique<AllEntitiesStep>(score_options(o), reg, job.kg.num_relations, o.reciprocal, rows));
+    return;
+  }
+  for (size_t w = 0; w < job.worker_triples.size(); ++w) steps_.emplace_back(score_options(o), score, loss, reg);
 }
 
 void KgeTask::begin(int64_t steps_done) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "all_entities_step.h"
 #include "kge_evaluation.h"
 #include "kge_files.h"
 #include "kge_job.h"
@@ -43,6 +44,16 @@ void validate(const KgeOptions& o) {
     fail("--neg_deg_sample_eval samples candidates: give --neg_sample_size_eval N (-1 ranks against every entity)");
   if (o.regularization_coef < 0) fail("-rc must not be negative, got {}", o.regularization_coef);
   if (!(o.regularization_norm > 0)) fail("-rn must be positive, got {}", o.regularization_norm);
+  if (o.train_mode != "negative_sampling" && o.train_mode != "1vsAll")
+    fail("--train_mode must be negative_sampling (DGL-KE's) or 1vsAll, got '{}'", o.train_mode);
+  if (o.reciprocal && o.train_mode != "1vsAll")
+    fail("--reciprocal trains inverse relations with --train_mode 1vsAll; negative_sampling (DGL-KE's training) has "
+         "no reciprocal form here");
+  if (o.train_mode == "1vsAll") {
+    const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, runs_distributed(o));
+    if (!refusal.empty()) fail("{}", refusal);
+    if (o.all_scores_mb < 1) fail("--all_scores_mb must be at least 1, got {}", o.all_scores_mb);
+  }
   sampling::validate(sampler_options(o, 1));  // the entity count is checked when the graph is read
 }
 
@@ -155,7 +166,7 @@ int run_kge_evaluation(const KgeOptions& options) {
   const auto score = make_score_function(score_options(o));
   const KnowledgeGraph kg = read_knowledge_graph({o.data_path, o.dataset, o.format, o.data_files, o.delimiter});
   const SavedTables tables = load_embeddings(o, score->entity_dim(), score->relation_dim());
-  if (tables.entities.size(0) != kg.num_entities || tables.relations.size(0) != kg.num_relations)
+  if (tables.entities.size(0) != kg.num_entities || tables.relations.size(0) != kg.num_relations * (o.reciprocal ? 2 : 1))
     fail("{}: {} entity and {} relation rows, but {} has {} entities and {} relations", o.save_path,
          tables.entities.size(0), tables.relations.size(0), kg.name, kg.num_entities, kg.num_relations);
   const KnownTriples known({&kg.train, &kg.valid, &kg.test});
@@ -163,7 +174,7 @@ int run_kge_evaluation(const KgeOptions& options) {
   Timer t;
   const Array test = eval_subset(kg.test, o.eval_percent, o.seed + 1);
   RankOptions ro{!o.no_eval_filter, o.neg_sample_size_eval, o.batch_size_eval,
-                 o.neg_deg_sample_eval ? &kg.train : nullptr, o.seed, true};
+                 o.neg_deg_sample_eval ? &kg.train : nullptr, o.seed, true, o.reciprocal ? kg.num_relations : 0};
   nlohmann::json m = metrics_json(rank_triples(test, 0, test.rows(), tables.entities, tables.relations, *score, &known, ro), "test");
   log.line(metrics_line(m, "test") + fmt::format(" in {:.1f}s", t.seconds()));
   m["model"] = o.model_name;

@@ -59,21 +59,25 @@ void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_
   const int64_t chunk = sampled ? std::max<int64_t>(1, o.batch_size_eval)
                                 : std::clamp<int64_t>(kScoreBudget / (candidates * per_pair), 1, 1024);
   Rng rng(o.seed, head_query ? 1 : 2);
-  std::vector<int64_t> anchor_ids, relation_ids, true_ids, candidate_ids(candidates);
+  // With inverse relations a head query scores as a tail query.
+  const bool scored_as_head = head_query && o.inverse_relations == 0;
+  std::vector<int64_t> anchor_ids, relation_ids, relation_rows, true_ids, candidate_ids(candidates);
   for (int64_t first = begin; first < end; first += chunk) {
     const int64_t k = std::min(end, first + chunk) - first;
     anchor_ids.resize(k);
     relation_ids.resize(k);
+    relation_rows.resize(k);
     true_ids.resize(k);
     for (int64_t i = 0; i < k; ++i) {
       const int64_t* t = triple(triples, first + i);
       anchor_ids[i] = head_query ? t[2] : t[0];
       relation_ids[i] = t[1];
       true_ids[i] = head_query ? t[0] : t[2];
+      relation_rows[i] = t[1] + (head_query ? o.inverse_relations : 0);
     }
     auto ids = [](std::vector<int64_t>& v) { return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kInt64); };
     const torch::Tensor anchor = entities.index_select(0, ids(anchor_ids)).unsqueeze(0);
-    const torch::Tensor rel = relations.index_select(0, ids(relation_ids)).unsqueeze(0);
+    const torch::Tensor rel = relations.index_select(0, ids(relation_rows)).unsqueeze(0);
     torch::Tensor cands = entities;
     if (sampled) {
       for (int64_t m = 0; m < candidates; ++m) {
@@ -86,11 +90,11 @@ void rank_direction(const Array& triples, int64_t begin, int64_t end, bool head_
       }
       cands = entities.index_select(0, ids(candidate_ids));
     }
-    const torch::Tensor scores = score.negative(anchor, rel, cands.unsqueeze(0), head_query).squeeze(0).contiguous();
+    const torch::Tensor scores = score.negative(anchor, rel, cands.unsqueeze(0), scored_as_head).squeeze(0).contiguous();
     torch::Tensor truth;
     if (sampled) {
       const torch::Tensor te = entities.index_select(0, ids(true_ids));
-      const torch::Tensor h = head_query ? te : anchor.squeeze(0), t = head_query ? anchor.squeeze(0) : te;
+      const torch::Tensor h = scored_as_head ? te : anchor.squeeze(0), t = scored_as_head ? anchor.squeeze(0) : te;
       truth = score.positive(h, rel.squeeze(0), t).contiguous();
     } else {
       truth = scores.gather(1, ids(true_ids).unsqueeze(1)).squeeze(1).contiguous();  // the same arithmetic

@@ -52,6 +52,9 @@ struct RankOptions {
   const Array* degree_triples = nullptr;
   uint64_t seed = 0;
   bool progress = false;              // a bar of the queries ranked, on a terminal (base/progress.h)
+  // --reciprocal: the inverse of relation r is row r + this of the relation
+  // table, and a head is ranked as the tail of (t, inverse of r, ?). 0: none.
+  int64_t inverse_relations = 0;
 };
 
 // Ranks triples [begin, end) of `triples` (int64 [n, 3]) with the trained

@@ -16,6 +16,8 @@ int64_t chunk_size(const TripleSamplerOptions& o) { return o.neg_chunk_size < 0 
 
 void validate(const TripleSamplerOptions& o) {
   if (o.batch_size < 1) fail("--batch_size must be at least 1, got {}", o.batch_size);
+  if (o.num_entities < 1) fail("the knowledge graph has no entities");
+  if (o.positives_only) return;
   if (o.neg_sample_size < 1) fail("--neg_sample_size must be at least 1, got {}", o.neg_sample_size);
   const int64_t chunk = chunk_size(o);
   if (chunk < 1) fail("--neg_chunk_size must be at least 1 (or -1 for --neg_sample_size), got {}", o.neg_chunk_size);
@@ -23,7 +25,6 @@ void validate(const TripleSamplerOptions& o) {
     fail("--batch_size {} must be a multiple of the negative chunk size {} (--neg_chunk_size, default "
          "--neg_sample_size): every chunk of positives shares one set of negatives",
          o.batch_size, chunk);
-  if (o.num_entities < 1) fail("the knowledge graph has no entities");
 }
 
 void TripleBatch::entities(std::vector<int64_t>* out) const {
@@ -62,6 +63,11 @@ void TripleSampler::next(TripleBatch* b) {
     b->tail[i] = t[2];
   }
   b->corrupt_head = (calls_++ % 2) == 1;
+  if (options_.positives_only) {
+    b->chunk_size = b->num_chunks = b->negatives_per_chunk = 0;
+    b->negatives.clear();
+    return;
+  }
   b->chunk_size = chunk_size(options_);
   b->num_chunks = size / b->chunk_size;
   const int64_t uniform = options_.neg_sample_size;

@@ -22,6 +22,9 @@ struct TripleSamplerOptions {
   int64_t neg_chunk_size = -1;  // -1: neg_sample_size, as DGL-KE
   bool neg_deg_sample = false;
   int64_t num_entities = 0;
+  // Positives only (1vsAll training, which scores every entity): no
+  // negatives drawn, the negative sizes not used.
+  bool positives_only = false;
 };
 
 // Throws naming the flag: sizes below 1, a batch that chunks do not divide.

@@ -114,6 +114,11 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_flag("--pairwise", o->pairwise, "pairwise loss (Logistic or Hinge)");
   cmd->add_option("--regularization_coef", o->regularization_coef, "penalty coefficient (default 2e-6)");
   cmd->add_option("--regularization_norm", o->regularization_norm, "penalty norm (default 3)");
+  cmd->add_option("--train_mode", o->train_mode,
+                  "negative_sampling (DGL-KE's, default) or 1vsAll (every entity a candidate, cross-entropy)");
+  cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
+  cmd->add_option("--all_scores_mb", o->all_scores_mb,
+                  "1vsAll: memory for the scores and the dense entity gradient (default 2048)");
   cmd->add_option("--max_step", o->max_step, "steps per worker (default 80000)");
   cmd->add_option("--log_interval", o->log_interval, "steps between progress lines (default 1000)");
   cmd->add_option("--eval_interval", o->eval_interval, "steps between validations with --valid (default 10000)");

@@ -44,6 +44,15 @@ struct KgeOptions {
   bool pairwise = false;
   double regularization_coef = 0.000002;
   double regularization_norm = 3;
+  // Beyond DGL-KE: "negative_sampling" (its training, the default) or
+  // "1vsAll" (both ends of every positive scored against every entity,
+  // softmax cross-entropy over them, as LibKGE's 1vsAll).
+  std::string train_mode = "negative_sampling";
+  // Each relation r gets an inverse r' whose own row predicts heads as tails
+  // of (t, r', ?), in training and evaluation (LibKGE's reciprocal model).
+  bool reciprocal = false;
+  // 1vsAll: the most memory its scores and dense entity gradient may take.
+  int64_t all_scores_mb = 2048;
   int64_t max_step = 80000;  // per worker, as in DGL-KE
   int64_t log_interval = 1000;
   int num_proc = 1, num_thread = 0;  // num_thread 0: cores / num_proc

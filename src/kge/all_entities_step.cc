@@ -1,0 +1,181 @@
+#include "all_entities_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "row_penalty.h"
+#include "tessera/base/error.h"
+#include "tessera/base/timer.h"
+
+namespace tessera::kge {
+namespace {
+
+// Below this many queries per chunk the GEMMs lose their shape: refused
+// rather than run at a fraction of their speed.
+constexpr int64_t kMinChunkRows = 16;
+
+int64_t non_finite(const torch::Tensor& t) { return (~torch::isfinite(t)).sum().item<int64_t>(); }
+
+}  // namespace
+
+std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed) {
+  const std::unique_ptr<FusedModel> fused = make_fused_model(model);
+  if (fused == nullptr || fused->negative_kind() != NegativeKind::kDot)
+    return fmt::format(
+        "--train_mode 1vsAll scores a query against every entity as one matrix product, which {}'s score is not "
+        "here; it trains DistMult and ComplEx. Train {} with --train_mode negative_sampling",
+        model_name(model.model), model_name(model.model));
+  if (num_proc != 1)
+    return fmt::format(
+        "--train_mode 1vsAll runs one worker, whose matrix products use every thread: drop --num_proc {} "
+        "(--num_thread sets the threads)",
+        num_proc);
+  if (distributed)
+    return "--train_mode 1vsAll does not yet train with the entity table on the servers: run it standalone "
+           "(--data_path), or use --train_mode negative_sampling under tessera launch";
+  return "";
+}
+
+int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t batch_size) {
+  return static_cast<int64_t>(sizeof(float)) * num_entities * (entity_dim + std::min(2 * batch_size, kMinChunkRows));
+}
+
+int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t batch_size, int64_t budget_bytes) {
+  const int64_t queries = 2 * batch_size;
+  const int64_t left = budget_bytes - static_cast<int64_t>(sizeof(float)) * num_entities * entity_dim;
+  const int64_t rows = std::min(queries, std::max<int64_t>(0, left) / (static_cast<int64_t>(sizeof(float)) * num_entities));
+  return rows >= std::min(queries, kMinChunkRows) ? rows : 0;
+}
+
+AllEntitiesStep::AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations,
+                                 bool reciprocal, int64_t chunk_rows)
+    : model_(make_fused_model(model)),
+      reg_(reg),
+      num_relations_(num_relations),
+      reciprocal_(reciprocal),
+      chunk_rows_(chunk_rows) {
+  const std::string refusal = all_entities_refusal(model, 1, false);
+  if (!refusal.empty()) fail("{}", refusal);
+  if (model_->transforms_relations()) fail("1vsAll: {} reads transformed relation rows", model_name(model.model));
+  if (chunk_rows_ < 1) fail("1vsAll: a chunk of scores needs at least one query, got {}", chunk_rows_);
+}
+
+double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const torch::Tensor& entities,
+                                           const torch::Tensor& relations, torch::Tensor* entity_grad,
+                                           torch::Tensor* relation_grad, double* cross_entropy) {
+  const FusedModel& m = *model_;
+  const int64_t n = b.size(), queries = 2 * n, num_entities = entities.size(0);
+  const int64_t de = m.entity_dim(), dr = m.relation_dim();
+  if (entities.size(1) != de || relations.size(1) != dr || relations.size(0) != num_relations_ * (reciprocal_ ? 2 : 1))
+    fail("1vsAll: tables of {} x {} and {} x {} do not fit the model ({} and {} {}-wide relation rows)", num_entities,
+         entities.size(1), relations.size(0), relations.size(1), de, num_relations_ * (reciprocal_ ? 2 : 1), dr);
+  // Query i < n asks for the tail of positive i, query n + i for its head.
+  anchors_.resize(queries);
+  relations_.resize(queries);
+  targets_.resize(queries);
+  as_head_.resize(queries);
+  for (int64_t i = 0; i < n; ++i) {
+    anchors_[i] = b.head[i];
+    relations_[i] = b.relation[i];
+    targets_[i] = b.tail[i];
+    as_head_[i] = false;
+    anchors_[n + i] = b.tail[i];
+    relations_[n + i] = reciprocal_ ? b.relation[i] + num_relations_ : b.relation[i];
+    targets_[n + i] = b.head[i];
+    as_head_[n + i] = !reciprocal_;
+  }
+  const float* e = entities.data_ptr<float>();
+  const float* r = relations.data_ptr<float>();
+  if (!queries_.defined() || queries_.size(0) < queries || queries_.size(1) != de) {
+    queries_ = torch::empty({queries, de}, torch::kFloat32);
+    query_grad_ = torch::empty({queries, de}, torch::kFloat32);
+  }
+  if (!scores_.defined() || scores_.size(1) != num_entities)
+    scores_ = torch::empty({chunk_rows_, num_entities}, torch::kFloat32);
+  float* q = queries_.data_ptr<float>();
+  for (int64_t i = 0; i < queries; ++i) m.query(e + anchors_[i] * de, r + relations_[i] * dr, as_head_[i], q + i * de);
+
+  entity_grad->zero_();
+  relation_grad->zero_();
+  const torch::Tensor candidates_t = entities.t();
+  const float inv = 1.0f / static_cast<float>(queries);
+  double ce = 0;
+  for (int64_t first = 0; first < queries; first += chunk_rows_) {
+    const int64_t rows = std::min(chunk_rows_, queries - first);
+    const torch::Tensor qc = queries_.narrow(0, first, rows);
+    torch::Tensor s = scores_.narrow(0, 0, rows);
+    torch::mm_out(s, qc, candidates_t);
+    const torch::Tensor lse = s.logsumexp(1);
+    const float* lse_p = lse.data_ptr<float>();
+    float* sp = s.data_ptr<float>();
+    for (int64_t i = 0; i < rows; ++i) ce += lse_p[i] - sp[i * num_entities + targets_[first + i]];
+    // d loss / d score: (softmax - one-hot) / queries, in place of the scores.
+    s.sub_(lse.unsqueeze(1)).exp_().mul_(inv);
+    for (int64_t i = 0; i < rows; ++i) sp[i * num_entities + targets_[first + i]] -= inv;
+    torch::Tensor dq = query_grad_.narrow(0, first, rows);
+    torch::mm_out(dq, s, entities);
+    entity_grad->addmm_(s.t(), qc);
+  }
+  *cross_entropy = ce / static_cast<double>(queries);
+
+  float* ge = entity_grad->data_ptr<float>();
+  float* gr = relation_grad->data_ptr<float>();
+  const float* dq = query_grad_.data_ptr<float>();
+  for (int64_t i = 0; i < queries; ++i)
+    m.query_backward(dq + i * de, e + anchors_[i] * de, r + relations_[i] * dr, as_head_[i], ge + anchors_[i] * de,
+                     gr + relations_[i] * dr);
+
+  // The -rc penalty as the negative-sampling steps take it: each distinct
+  // entity of the batch once, each relation row once per positive using it.
+  double penalty = 0;
+  if (reg_.coefficient > 0) {
+    const float c = static_cast<float>(reg_.coefficient);
+    distinct_entities_.assign(b.head.begin(), b.head.end());
+    distinct_entities_.insert(distinct_entities_.end(), b.tail.begin(), b.tail.end());
+    std::sort(distinct_entities_.begin(), distinct_entities_.end());
+    distinct_entities_.erase(std::unique(distinct_entities_.begin(), distinct_entities_.end()), distinct_entities_.end());
+    for (const int64_t id : distinct_entities_) penalty += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
+    const int64_t relation_uses = reciprocal_ ? queries : n;
+    for (int64_t i = 0; i < relation_uses; ++i)
+      penalty += penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
+    penalty *= reg_.coefficient;
+  }
+  return *cross_entropy + penalty;
+}
+
+void AllEntitiesStep::run(const sampling::TripleBatch& b, EmbeddingTable& entities, EmbeddingTable& relations,
+                          StepTimes* times) {
+  auto* entity_table = dynamic_cast<LocalTable*>(&entities);
+  auto* relation_table = dynamic_cast<LocalTable*>(&relations);
+  if (entity_table == nullptr || relation_table == nullptr)
+    fail("--train_mode 1vsAll trains tables held in this process (standalone)");
+  Timer timer;
+  const torch::Tensor e = entity_table->view(), r = relation_table->view();
+  if (!entity_grad_.defined() || entity_grad_.sizes() != e.sizes()) {
+    entity_grad_ = torch::empty_like(e);
+    all_entity_ids_.resize(e.size(0));
+    std::iota(all_entity_ids_.begin(), all_entity_ids_.end(), 0);
+  }
+  if (!relation_grad_.defined() || relation_grad_.sizes() != r.sizes()) {
+    relation_grad_ = torch::empty_like(r);
+    all_relation_ids_.resize(r.size(0));
+    std::iota(all_relation_ids_.begin(), all_relation_ids_.end(), 0);
+  }
+  double ce = 0;
+  const double loss = loss_and_gradients(b, e, r, &entity_grad_, &relation_grad_, &ce);
+  if (!std::isfinite(loss)) fail_non_finite_loss(loss, non_finite(e), non_finite(r), 0, 0);
+  times->compute += timer.lap();
+  entities.push(all_entity_ids_, entity_grad_);
+  relations.push(all_relation_ids_, relation_grad_);
+  times->push += timer.lap();
+  times->loss += loss;
+  times->positive += ce;
+  times->regularization += loss - ce;
+  times->steps += 1;
+  times->triples += b.size();
+}
+
+}  // namespace tessera::kge

@@ -1,0 +1,77 @@
+// One 1vsAll training step (LibKGE's 1vsAll; Lacroix et al.'s training of
+// ComplEx-N3): each positive (h, r, t) of the batch asks two queries, its
+// tail given (h, r) and its head given (r, t) (with --reciprocal: its head
+// as the tail of (t, r', ?), r' the inverse relation's own row), and each
+// query is scored against every entity. The loss is the softmax
+// cross-entropy of the true answer among all of them, averaged over the
+// queries, plus the -rc penalty of the rows the batch names.
+//
+// For the models whose score is a product with the candidate entity
+// (DistMult, ComplEx; fused_models.h's kDot) the queries' scores are one
+// GEMM, [queries x d] x [d x entities], taken in chunks of queries that
+// bound the memory, and the backward pass is two more:
+//   dQ = dS x E   and   dE += dS^T x Q,
+// so a step costs about three GEMMs of the batch against the whole table
+// (bench/kge.sh prints it against that bound). Every entity row gets a
+// gradient, so the table's row-wise Adagrad steps the whole table.
+//
+// Standalone, one worker: the step reads the table in place while no other
+// thread writes it, and its GEMMs take every thread.
+//
+// Private header: it includes libtorch, which stays out of include/.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kge_step.h"
+#include "nn/kge/fused_models.h"
+
+namespace tessera::kge {
+
+// Why `options` cannot train this way ("" when they can); the reason names
+// the flag and what to use instead. Checked before the graph is read.
+std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed);
+
+// Bytes a 1vsAll step needs at least beside the tables: the dense entity
+// gradient and the smallest chunk of scores it runs.
+int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t batch_size);
+
+// The queries a chunk of scores holds within `budget_bytes`: at most the
+// batch's 2 x batch_size, and 0 when not even the smallest chunk fits.
+int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t batch_size, int64_t budget_bytes);
+
+class AllEntitiesStep {
+ public:
+  // `num_relations`: the graph's (the table holds twice as many with
+  // `reciprocal`, the inverses after them).
+  AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations, bool reciprocal,
+                  int64_t chunk_rows);
+
+  // One step on `batch`'s positives (its negatives are not used).
+  void run(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
+
+  // The batch's loss (cross-entropy plus penalty) and its gradients into
+  // `entity_grad` [entities x entity_dim] and `relation_grad` [rows x
+  // relation_dim] (zeroed first), from tables `entities` and `relations`.
+  double loss_and_gradients(const sampling::TripleBatch& batch, const torch::Tensor& entities,
+                            const torch::Tensor& relations, torch::Tensor* entity_grad, torch::Tensor* relation_grad,
+                            double* cross_entropy);
+
+ private:
+  std::unique_ptr<FusedModel> model_;
+  Regularization reg_;
+  int64_t num_relations_;
+  bool reciprocal_;
+  int64_t chunk_rows_;
+  // Kept between steps.
+  std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, targets_, distinct_entities_;
+  std::vector<char> as_head_;
+  torch::Tensor queries_, query_grad_, scores_, entity_grad_, relation_grad_;
+};
+
+}  // namespace tessera::kge

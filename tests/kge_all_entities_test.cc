@@ -1,0 +1,144 @@
+// The 1vsAll step (every entity a candidate, softmax cross-entropy) against
+// brute force on a small graph: its loss and gradients, written by hand over
+// chunked GEMMs, must equal autograd through the score functions' own
+// definitions, for DistMult and ComplEx, with and without reciprocal
+// relations and the -rc penalty, in one chunk of scores or many. And the
+// ranker's reciprocal mode: a head ranks as the tail of its inverse
+// relation, counted candidate by candidate.
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include "kge/all_entities_step.h"
+#include "kge/ranker.h"
+#include "tessera/base/random.h"
+
+namespace tessera::kge {
+namespace {
+
+constexpr int64_t kEntities = 23, kRelations = 4;
+
+sampling::TripleBatch positives(uint64_t seed) {
+  Rng rng(seed, 5);
+  sampling::TripleBatch b;
+  for (int i = 0; i < 7; ++i) {
+    b.head.push_back(static_cast<int64_t>(rng.below(kEntities)));
+    b.relation.push_back(static_cast<int64_t>(rng.below(kRelations)));
+    b.tail.push_back(static_cast<int64_t>(rng.below(kEntities)));
+  }
+  b.tail[2] = b.head[2];      // a self-loop
+  b.head[4] = b.head[0];      // an entity used twice
+  b.relation[5] = b.relation[1];
+  return b;
+}
+
+torch::Tensor ids(const std::vector<int64_t>& v) {
+  return torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64);
+}
+
+// The loss by autograd: each end of each positive scored against every
+// entity through ScoreFunction::negative, cross-entropy, the penalty as
+// the step defines it (distinct entities once, relation rows per use).
+double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool reciprocal,
+                     const sampling::TripleBatch& b, const torch::Tensor& e, const torch::Tensor& r,
+                     torch::Tensor* entity_grad, torch::Tensor* relation_grad) {
+  const auto score = make_score_function(model);
+  const torch::Tensor E = e.clone().set_requires_grad(true), R = r.clone().set_requires_grad(true);
+  const torch::Tensor h = ids(b.head), rel = ids(b.relation), t = ids(b.tail);
+  const torch::Tensor tails = score->negative(E.index_select(0, h).unsqueeze(0), R.index_select(0, rel).unsqueeze(0),
+                                              E.unsqueeze(0), false)[0];
+  const torch::Tensor inverse = reciprocal ? rel + kRelations : rel;
+  const torch::Tensor heads = score->negative(E.index_select(0, t).unsqueeze(0),
+                                              R.index_select(0, inverse).unsqueeze(0), E.unsqueeze(0), !reciprocal)[0];
+  torch::Tensor loss = torch::nn::functional::cross_entropy(torch::cat({tails, heads}), torch::cat({t, h}));
+  if (reg.coefficient > 0) {
+    const torch::Tensor used = std::get<0>(torch::_unique(torch::cat({h, t})));
+    torch::Tensor rows = R.index_select(0, rel).abs().pow(reg.norm).sum();
+    if (reciprocal) rows = rows + R.index_select(0, inverse).abs().pow(reg.norm).sum();
+    loss = loss + reg.coefficient * (E.index_select(0, used).abs().pow(reg.norm).sum() + rows);
+  }
+  loss.backward();
+  *entity_grad = E.grad();
+  *relation_grad = R.grad();
+  return loss.item<double>();
+}
+
+TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
+  for (const Model kind : {Model::kDistMult, Model::kComplEx})
+    for (const bool reciprocal : {false, true})
+      for (const Regularization reg : {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}})
+        for (const int64_t chunk : {int64_t{3}, int64_t{14}}) {
+          SCOPED_TRACE(model_name(kind) + (reciprocal ? " reciprocal" : "") + " rc " + std::to_string(reg.coefficient) +
+                       " chunk " + std::to_string(chunk));
+          const ScoreOptions model{kind, 6, 0.0, false, false};
+          torch::manual_seed(11);
+          const torch::Tensor e = torch::randn({kEntities, 6}) * 0.7;
+          const torch::Tensor r = torch::randn({kRelations * (reciprocal ? 2 : 1), 6}) * 0.7;
+          const sampling::TripleBatch b = positives(3);
+          AllEntitiesStep step(model, reg, kRelations, reciprocal, chunk);
+          torch::Tensor ge = torch::empty_like(e), gr = torch::empty_like(r), want_e, want_r;
+          double cross_entropy = 0;
+          const double loss = step.loss_and_gradients(b, e, r, &ge, &gr, &cross_entropy);
+          const double want = autograd_loss(model, reg, reciprocal, b, e, r, &want_e, &want_r);
+          EXPECT_NEAR(loss, want, 1e-5 * std::max(1.0, std::abs(want)));
+          if (reg.coefficient == 0) {
+            EXPECT_NEAR(cross_entropy, want, 1e-5 * std::max(1.0, std::abs(want)));
+          }
+          EXPECT_LT((ge - want_e).abs().max().item<float>(), 1e-5f);
+          EXPECT_LT((gr - want_r).abs().max().item<float>(), 1e-5f);
+          EXPECT_GT(ge.abs().sum().item<float>(), 0.f);
+        }
+}
+
+TEST(KgeOneVsAll, ModelsWithoutAProductScoreAndBadChunksAreRefused) {
+  EXPECT_NE(all_entities_refusal({Model::kTransE_l2, 8, 12.0, false, false}, 1, false).find("negative_sampling"),
+            std::string::npos);
+  EXPECT_NE(all_entities_refusal({Model::kRotatE, 8, 12.0, true, false}, 1, false).find("negative_sampling"),
+            std::string::npos);
+  EXPECT_NE(all_entities_refusal({Model::kComplEx, 8, 0.0, false, false}, 2, false).find("--num_proc 2"),
+            std::string::npos);
+  EXPECT_NE(all_entities_refusal({Model::kDistMult, 8, 0.0, false, false}, 1, true).find("servers"), std::string::npos);
+  EXPECT_EQ(all_entities_refusal({Model::kComplEx, 8, 0.0, false, false}, 1, false), "");
+  // 1,000 entities x 64 wide: the gradient alone takes 256,000 bytes.
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000), 0);
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000 + 4000 * 15), 0);  // 15 queries: below the smallest chunk
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000 + 4000 * 100), 100);
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, int64_t{1} << 30), 1024);  // the whole batch, both ends
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 4, 256000 + 4000 * 8), 8);      // a batch smaller than a chunk
+}
+
+TEST(KgeOneVsAll, ReciprocalRankingScoresHeadsWithTheInverseRows) {
+  const ScoreOptions model{Model::kComplEx, 6, 0.0, false, false};
+  const auto score = make_score_function(model);
+  torch::manual_seed(5);
+  const torch::Tensor e = torch::randn({kEntities, 6}), r = torch::randn({2 * kRelations, 6});
+  Array triples = Array::zeros(DType::kInt64, {9, 3});
+  Rng rng(2, 2);
+  for (int64_t i = 0; i < 27; ++i)
+    triples.data<int64_t>()[i] = static_cast<int64_t>(rng.below(i % 3 == 1 ? kRelations : kEntities));
+  const KnownTriples known({&triples});
+  RankOptions o;
+  o.inverse_relations = kRelations;
+  const RankSums got = rank_triples(triples, 0, triples.rows(), e, r, *score, &known, o);
+  RankSums want;
+  const int64_t* t = triples.data<int64_t>();
+  for (int64_t i = 0; i < triples.rows(); ++i)
+    for (const bool head : {false, true}) {
+      const int64_t anchor = head ? t[3 * i + 2] : t[3 * i], answer = head ? t[3 * i] : t[3 * i + 2];
+      const int64_t row = t[3 * i + 1] + (head ? kRelations : 0);
+      auto s = [&](int64_t candidate) {
+        return score->positive(e[anchor].unsqueeze(0), r[row].unsqueeze(0), e[candidate].unsqueeze(0)).item<float>();
+      };
+      const float truth = s(answer);
+      int64_t rank = 1;
+      for (int64_t c = 0; c < kEntities; ++c)
+        if (c != answer && !known.contains(head, anchor, t[3 * i + 1], c) && s(c) >= truth) ++rank;
+      want.add(rank);
+    }
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_NEAR(got.reciprocal, want.reciprocal, 1e-6);
+  EXPECT_NEAR(got.rank, want.rank, 1e-9);
+}
+
+}  // namespace
+}  // namespace tessera::kge
