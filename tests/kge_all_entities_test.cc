@@ -1,7 +1,7 @@
 // The 1vsAll step (every entity a candidate, softmax cross-entropy) against
 // brute force on a small graph: its loss and gradients, written by hand over
 // chunked GEMMs, must equal autograd through the score functions' own
-// definitions, for DistMult and ComplEx, with and without reciprocal
+// definitions, for DistMult, ComplEx and RESCAL, with and without reciprocal
 // relations and the -rc penalty, in one chunk of scores or many. And the
 // ranker's reciprocal mode: a head ranks as the tail of its inverse
 // relation, counted candidate by candidate.
@@ -64,7 +64,7 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool 
 }
 
 TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
-  for (const Model kind : {Model::kDistMult, Model::kComplEx})
+  for (const Model kind : {Model::kDistMult, Model::kComplEx, Model::kRESCAL})
     for (const bool reciprocal : {false, true})
       for (const Regularization reg : {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}})
         for (const int64_t chunk : {int64_t{3}, int64_t{14}}) {
@@ -73,7 +73,8 @@ TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
           const ScoreOptions model{kind, 6, 0.0, false, false};
           torch::manual_seed(11);
           const torch::Tensor e = torch::randn({kEntities, 6}) * 0.7;
-          const torch::Tensor r = torch::randn({kRelations * (reciprocal ? 2 : 1), 6}) * 0.7;
+          const int64_t relation_dim = make_score_function(model)->relation_dim();
+          const torch::Tensor r = torch::randn({kRelations * (reciprocal ? 2 : 1), relation_dim}) * 0.7;
           const sampling::TripleBatch b = positives(3);
           AllEntitiesStep step(model, reg, kRelations, reciprocal, chunk);
           torch::Tensor ge = torch::empty_like(e), gr = torch::empty_like(r), want_e, want_r;

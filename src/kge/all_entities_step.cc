@@ -26,7 +26,7 @@ std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool d
   if (fused == nullptr || fused->negative_kind() != NegativeKind::kDot)
     return fmt::format(
         "--train_mode 1vsAll scores a query against every entity as one matrix product, which {}'s score is not "
-        "here; it trains DistMult and ComplEx. Train {} with --train_mode negative_sampling",
+        "here; it trains DistMult, ComplEx and RESCAL. Train {} with --train_mode negative_sampling",
         model_name(model.model), model_name(model.model));
   if (num_proc != 1)
     return fmt::format(

@@ -7,7 +7,7 @@
 // queries, plus the -rc penalty of the rows the batch names.
 //
 // For the models whose score is a product with the candidate entity
-// (DistMult, ComplEx; fused_models.h's kDot) the queries' scores are one
+// (DistMult, ComplEx, RESCAL; fused_models.h's kDot) the queries' scores are one
 // GEMM, [queries x d] x [d x entities], taken in chunks of queries that
 // bound the memory, and the backward pass is two more:
 //   dQ = dS x E   and   dE += dS^T x Q,

@@ -34,10 +34,6 @@ store::TensorSpec spec_of(const std::string& name, std::vector<int64_t> row_shap
   return spec;
 }
 
-torch::Tensor ids_tensor(const std::vector<int64_t>& ids) {
-  return torch::from_blob(const_cast<int64_t*>(ids.data()), {static_cast<int64_t>(ids.size())}, torch::kInt64);
-}
-
 // Rows `rows` of float tensor `t` into `out` (count x row width), each under
 // the stripe lock that row's optimizer steps hold: writers update rows in
 // place meanwhile, and an unlocked read would race them (TSan's report on

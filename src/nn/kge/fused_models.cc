@@ -106,6 +106,77 @@ class FusedDistMult : public FusedModel {
   }
 };
 
+// h^T M t, M the relation row as a row-major [d x d] matrix. Queries:
+// M^T h when tails are corrupted, M t when heads are.
+class FusedRescal : public FusedModel {
+ public:
+  explicit FusedRescal(int64_t dim) : FusedModel(dim, dim * dim, NegativeKind::kDot, 0) {}
+  float positive(const float* h, const float* r, const float* t) const override {
+    const int64_t d = entity_dim();
+    float sum = 0;
+    for (int64_t i = 0; i < d; ++i) sum += h[i] * dot(r + i * d, t);
+    return sum;
+  }
+  void positive_backward(float g, float /*score*/, const float* h, const float* r, const float* t, float* dh, float* dr,
+                         float* dt) const override {
+    const int64_t d = entity_dim();
+    for (int64_t i = 0; i < d; ++i) {
+      const float* m = r + i * d;
+      float* dm = dr + i * d;
+      const float gh = g * h[i];
+      dh[i] += g * dot(m, t);
+#pragma omp simd
+      for (int64_t j = 0; j < d; ++j) {
+        dt[j] += gh * m[j];
+        dm[j] += gh * t[j];
+      }
+    }
+  }
+  void query(const float* a, const float* r, bool corrupt_head, float* q) const override {
+    const int64_t d = entity_dim();
+    if (corrupt_head) {
+      for (int64_t i = 0; i < d; ++i) q[i] = dot(r + i * d, a);
+      return;
+    }
+    for (int64_t j = 0; j < d; ++j) q[j] = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      const float* m = r + i * d;
+      const float ai = a[i];
+#pragma omp simd
+      for (int64_t j = 0; j < d; ++j) q[j] += ai * m[j];
+    }
+  }
+  void query_backward(const float* dq, const float* a, const float* r, bool corrupt_head, float* da,
+                      float* dr) const override {
+    const int64_t d = entity_dim();
+    for (int64_t i = 0; i < d; ++i) {
+      const float* m = r + i * d;
+      float* dm = dr + i * d;
+      if (corrupt_head) {  // q_i = M_i . a
+        const float g = dq[i];
+#pragma omp simd
+        for (int64_t j = 0; j < d; ++j) {
+          da[j] += g * m[j];
+          dm[j] += g * a[j];
+        }
+      } else {  // q_j = sum_i a_i M_ij
+        da[i] += dot(m, dq);
+        const float ai = a[i];
+#pragma omp simd
+        for (int64_t j = 0; j < d; ++j) dm[j] += ai * dq[j];
+      }
+    }
+  }
+
+ private:
+  float dot(const float* x, const float* y) const {
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < entity_dim(); ++j) sum += x[j] * y[j];
+    return sum;
+  }
+};
+
 // Re(<h, r, conj(t)>) on rows [real | imaginary].
 class FusedComplEx : public FusedModel {
  public:
@@ -252,6 +323,7 @@ std::unique_ptr<FusedModel> make_fused_model(const ScoreOptions& o) {
     case Model::kTransE_l1: return std::make_unique<FusedTransE>(d, o.gamma, 1);
     case Model::kTransE_l2: return std::make_unique<FusedTransE>(d, o.gamma, 2);
     case Model::kDistMult: return std::make_unique<FusedDistMult>(d);
+    case Model::kRESCAL: return std::make_unique<FusedRescal>(d);
     case Model::kComplEx: return std::make_unique<FusedComplEx>(o.double_entity ? 2 * d : d);
     case Model::kRotatE: return std::make_unique<FusedRotatE>(d, o.gamma);
     default: return nullptr;

@@ -5,7 +5,7 @@
 // the negatives of a chunk are then scored against the queries in one of
 // four ways (NegativeKind), the matrix-product ones by GEMM.
 //
-// TransE (L1 / L2), DistMult, ComplEx and RotatE have one; RESCAL, TransR
+// TransE (L1 / L2), DistMult, ComplEx, RESCAL and RotatE have one; TransR
 // and SimplE train through score_function.h's autograd forms. The math is
 // the same as there (kge_fused_test.cc compares the two).
 #pragma once
@@ -18,7 +18,7 @@
 namespace tessera::kge {
 
 // How a chunk's negatives score against its queries q (one per positive):
-//   kDot:       q . n                      (DistMult, ComplEx)
+//   kDot:       q . n                      (DistMult, ComplEx, RESCAL)
 //   kL2:        gamma - ||q - n||_2        (TransE_l2)
 //   kL1:        gamma - ||q - n||_1        (TransE_l1)
 //   kComplexL1: gamma - sum_j |q_j - n_j|  over complex halves (RotatE)
