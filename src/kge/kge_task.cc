@@ -136,11 +136,15 @@ train::Report KgeTask::log_window(int64_t step, double seconds) {
   const double n = std::max<int64_t>(1, sum.steps);
   seconds = std::max(seconds, 1e-9);
   train::Report r;
-  r.line = fmt::format("[proc {}][Train]({}/{}) loss {:.4f}  pos {:.4f}  neg {:.4f}  reg {:.6f}  | {:.0f} triples/s "
+  // 1vsAll's loss has no positive and negative parts: its cross-entropy is
+  // kept where the positive part goes.
+  const std::string parts = o_.train_mode == "1vsAll"
+                                ? fmt::format("cross-entropy {:.4f}", sum.positive / n)
+                                : fmt::format("pos {:.4f}  neg {:.4f}", sum.positive / n, sum.negative / n);
+  r.line = fmt::format("[proc {}][Train]({}/{}) loss {:.4f}  {}  reg {:.6f}  | {:.0f} triples/s "
                        "{:.1f} steps/s  sample {:.1f}s pull {:.1f}s compute {:.1f}s push {:.1f}s",
-                       job_.rank(), step, o_.max_step, sum.loss / n, sum.positive / n, sum.negative / n,
-                       sum.regularization / n, sum.triples / seconds, sum.steps / seconds, sum.sample, sum.pull,
-                       sum.compute, sum.push);
+                       job_.rank(), step, o_.max_step, sum.loss / n, parts, sum.regularization / n,
+                       sum.triples / seconds, sum.steps / seconds, sum.sample, sum.pull, sum.compute, sum.push);
   r.record = {{"step", step}, {"loss", sum.loss / n}, {"pos_loss", sum.positive / n},
               {"neg_loss", sum.negative / n}, {"regularization", sum.regularization / n},
               {"triples_per_s", sum.triples / seconds}, {"steps_per_s", sum.steps / seconds},
