@@ -55,7 +55,7 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool 
     const torch::Tensor used = std::get<0>(torch::_unique(torch::cat({h, t})));
     torch::Tensor rows = R.index_select(0, rel).abs().pow(reg.norm).sum();
     if (reciprocal) rows = rows + R.index_select(0, inverse).abs().pow(reg.norm).sum();
-    loss = loss + reg.coefficient * (E.index_select(0, used).abs().pow(reg.norm).sum() + rows);
+    loss = loss + reg.coefficient * E.index_select(0, used).abs().pow(reg.norm).sum() + reg.relation() * rows;
   }
   loss.backward();
   *entity_grad = E.grad();
@@ -66,7 +66,8 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool 
 TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
   for (const Model kind : {Model::kDistMult, Model::kComplEx, Model::kRESCAL})
     for (const bool reciprocal : {false, true})
-      for (const Regularization reg : {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}})
+      for (const Regularization reg :
+           {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}, Regularization{0.004, 3, 0.03}})
         for (const int64_t chunk : {int64_t{3}, int64_t{14}}) {
           SCOPED_TRACE(model_name(kind) + (reciprocal ? " reciprocal" : "") + " rc " + std::to_string(reg.coefficient) +
                        " chunk " + std::to_string(chunk));

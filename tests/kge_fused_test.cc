@@ -109,6 +109,7 @@ std::vector<LossCase> loss_cases() {
   pairwise.genre = LossGenre::kLogistic;
   pairwise.pairwise = true;
   cases.push_back({"logistic -pw", pairwise, {0.01, 1.5}});
+  cases.push_back({"logsigmoid -rc 0.003 -rcr 0.02", LossOptions{}, {0.003, 3, 0.02}});
   LossOptions bce;
   bce.genre = LossGenre::kBCE;
   cases.push_back({"BCE", bce, {0, 3}});
@@ -138,7 +139,7 @@ TEST(KgeFusedStep, GradientsMatchAutogradForEveryFusedModel) {
         expect_same_rows(fused.relation_grad, reference.relation_grad, what + ": relation gradients");
         ++compared;
       }
-  EXPECT_EQ(compared, 6 * 2 * 5);
+  EXPECT_EQ(compared, 6 * 2 * 6);
 }
 
 TEST(KgeFusedStep, ModelsWithoutAFusedFormTrainThroughAutograd) {

@@ -189,6 +189,7 @@ TEST(KgeTrain, BadInputIsAClearError) {
   expect_tessera_error("kge train --format nonsense --data_path " + good + out, "unknown --format 'nonsense'");
   expect_tessera_error("kge train --data_path " + good + " --batch_size 100 --neg_sample_size 64" + out,
                "multiple of the negative chunk size 64");
+  expect_tessera_error("kge train --data_path " + good + " -rcr -2" + out, "-rcr must not be negative");
   EXPECT_FALSE(fs::exists(dir / "out/good_TransE_l2_entity.npy"));
 }
 

@@ -130,19 +130,22 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
 
   // The -rc penalty as the negative-sampling steps take it: each distinct
   // entity of the batch once, each relation row once per positive using it.
-  double penalty = 0;
+  double entity_sum = 0, relation_sum = 0;
   if (reg_.coefficient > 0) {
     const float c = static_cast<float>(reg_.coefficient);
     distinct_entities_.assign(b.head.begin(), b.head.end());
     distinct_entities_.insert(distinct_entities_.end(), b.tail.begin(), b.tail.end());
     std::sort(distinct_entities_.begin(), distinct_entities_.end());
     distinct_entities_.erase(std::unique(distinct_entities_.begin(), distinct_entities_.end()), distinct_entities_.end());
-    for (const int64_t id : distinct_entities_) penalty += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
+    for (const int64_t id : distinct_entities_) entity_sum += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
+  }
+  if (reg_.relation() > 0) {
+    const float c = static_cast<float>(reg_.relation());
     const int64_t relation_uses = reciprocal_ ? queries : n;
     for (int64_t i = 0; i < relation_uses; ++i)
-      penalty += penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
-    penalty *= reg_.coefficient;
+      relation_sum += penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
   }
+  const double penalty = reg_.coefficient * entity_sum + reg_.relation() * relation_sum;
   return *cross_entropy + penalty;
 }
 

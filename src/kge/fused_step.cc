@@ -125,28 +125,32 @@ void FusedStep::run(const sampling::TripleBatch& b, EmbeddingTable& entities, Em
 }
 
 double FusedStep::regularize(int64_t num_relations) {
-  if (reg_.coefficient <= 0 || reg_.norm <= 0) return 0;
+  const double ce = reg_.coefficient, cr = reg_.relation();
+  if ((ce <= 0 && cr <= 0) || reg_.norm <= 0) return 0;
   const FusedModel& m = *model_;
-  const float c = static_cast<float>(reg_.coefficient);
+  const float c = static_cast<float>(ce), c_rel = static_cast<float>(cr);
   const int64_t de = m.entity_dim(), dr = m.relation_dim();
   float* ge = entity_grad_.data();
   float* gr = m.transforms_relations() ? relation_grad_.data() : work_grad_.data();
   // As the autograd path: each distinct entity row once, each relation row
   // once per positive that uses it.
-  double sum = 0;
+  double entity_sum = 0, relation_sum = 0;
   // The rows lie scattered over the table, mostly out of cache: fetching a
   // few rows ahead keeps this pass from waiting on each row's first line.
   constexpr size_t kAhead = 4;
-  const size_t rows = entity_ids_.unique.size();
+  const size_t rows = ce > 0 ? entity_ids_.unique.size() : 0;
   for (size_t u = 0; u < rows; ++u) {
     if (u + kAhead < rows) prefetch_row(entity_rows_.rows[u + kAhead], de);
-    sum += penalty_row(entity_rows_.rows[u], de, reg_.norm, c, ge + u * de);
+    entity_sum += penalty_row(entity_rows_.rows[u], de, reg_.norm, c, ge + u * de);
   }
-  int32_t* count = zeroed(relation_counts_, num_relations);
-  for (const int64_t p : relation_ids_.positions) ++count[p];
-  for (int64_t u = 0; u < num_relations; ++u)
-    sum += static_cast<double>(count[u]) * penalty_row(relation_rows_.rows[u], dr, reg_.norm, c * count[u], gr + u * dr);
-  return reg_.coefficient * sum;
+  if (cr > 0) {
+    int32_t* count = zeroed(relation_counts_, num_relations);
+    for (const int64_t p : relation_ids_.positions) ++count[p];
+    for (int64_t u = 0; u < num_relations; ++u)
+      relation_sum += static_cast<double>(count[u]) *
+                      penalty_row(relation_rows_.rows[u], dr, reg_.norm, c_rel * count[u], gr + u * dr);
+  }
+  return ce * entity_sum + cr * relation_sum;
 }
 
 void FusedStep::fail_non_finite(double loss, const torch::Tensor& positive, const torch::Tensor& negative) const {

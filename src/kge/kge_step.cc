@@ -95,8 +95,9 @@ void KgeStep::run_autograd(const sampling::TripleBatch& b, EmbeddingTable& entit
   Loss loss = kge_loss(positive, negative, loss_);
   torch::Tensor total = loss.total;
   double penalty = 0;
-  if (reg_.coefficient > 0) {
-    const torch::Tensor reg = regularization({entity_rows, r}, reg_.coefficient, reg_.norm);
+  if (reg_.coefficient > 0 || reg_.relation() > 0) {
+    const torch::Tensor reg =
+        regularization({entity_rows}, reg_.coefficient, reg_.norm) + regularization({r}, reg_.relation(), reg_.norm);
     penalty = reg.item<double>();
     total = total + reg;
   }

@@ -22,8 +22,10 @@
 namespace tessera::kge {
 
 struct Regularization {
-  double coefficient = 0;  // -rc
-  double norm = 3;         // -rn
+  double coefficient = 0;            // -rc: the entity rows' weight
+  double norm = 3;                   // -rn
+  double relation_coefficient = -1;  // -rcr: the relation rows' weight; below 0: -rc's
+  double relation() const { return relation_coefficient < 0 ? coefficient : relation_coefficient; }
 };
 
 // Seconds per phase and the loss parts, summed over steps.

@@ -58,7 +58,7 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
       test_(eval_subset(job.kg.test, o.eval_percent, o.seed + 1)),
       since_log_(job.worker_triples.size()),
       total_(job.worker_triples.size()) {
-  const Regularization reg{o.regularization_coef, o.regularization_norm};
+  const Regularization reg{o.regularization_coef, o.regularization_norm, o.regularization_coef_rel};
   if (o.train_mode == "1vsAll") {
     // Refused here, once the graph is read, if its scores cannot fit.
     const int64_t entities = job.kg.num_entities;

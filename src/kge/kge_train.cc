@@ -44,6 +44,8 @@ void validate(const KgeOptions& o) {
     fail("--neg_deg_sample_eval samples candidates: give --neg_sample_size_eval N (-1 ranks against every entity)");
   if (o.regularization_coef < 0) fail("-rc must not be negative, got {}", o.regularization_coef);
   if (!(o.regularization_norm > 0)) fail("-rn must be positive, got {}", o.regularization_norm);
+  if (o.regularization_coef_rel < 0 && o.regularization_coef_rel != -1)
+    fail("-rcr must not be negative (-1: the same as -rc), got {}", o.regularization_coef_rel);
   if (o.train_mode != "negative_sampling" && o.train_mode != "1vsAll")
     fail("--train_mode must be negative_sampling (DGL-KE's) or 1vsAll, got '{}'", o.train_mode);
   if (o.reciprocal && o.train_mode != "1vsAll")

@@ -114,6 +114,8 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_flag("--pairwise", o->pairwise, "pairwise loss (Logistic or Hinge)");
   cmd->add_option("--regularization_coef", o->regularization_coef, "penalty coefficient (default 2e-6)");
   cmd->add_option("--regularization_norm", o->regularization_norm, "penalty norm (default 3)");
+  cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel,
+                  "the relation rows' penalty coefficient (default -1: --regularization_coef's)");
   cmd->add_option("--train_mode", o->train_mode,
                   "negative_sampling (DGL-KE's, default) or 1vsAll (every entity a candidate, cross-entropy)");
   cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
@@ -257,11 +259,12 @@ void add_emb_sim(CLI::App& kge) {
 
 std::vector<std::string> dglke_spellings(int argc, char** argv) {
   // CLI11 reads "-adv" as -a -d -v; DGL-KE's multi-letter single-dash flags
-  // (-adv, -de, -dr, -rc, -rn, -pw, -log) become their long names.
+  // (-adv, -de, -dr, -rc, -rn, -pw, -log) become their long names, as does
+  // Tessera's -rcr.
   static const std::map<std::string, std::string> kLong = {
       {"-adv", "--neg_adversarial_sampling"}, {"-de", "--double_ent"},          {"-dr", "--double_rel"},
       {"-rc", "--regularization_coef"},       {"-rn", "--regularization_norm"}, {"-pw", "--pairwise"},
-      {"-log", "--log_interval"}};
+      {"-log", "--log_interval"},             {"-rcr", "--regularization_coef_rel"}};
   std::vector<std::string> args(argv, argv + argc);
   const bool kge = argc > 1 && args[1] == "kge";
   for (auto& a : args)

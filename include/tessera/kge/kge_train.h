@@ -44,6 +44,9 @@ struct KgeOptions {
   bool pairwise = false;
   double regularization_coef = 0.000002;
   double regularization_norm = 3;
+  // Beyond DGL-KE: the relation rows' own penalty weight (-rcr); below 0,
+  // --regularization_coef's, as DGL-KE weighs both tables alike.
+  double regularization_coef_rel = -1;
   // Beyond DGL-KE: "negative_sampling" (its training, the default) or
   // "1vsAll" (both ends of every positive scored against every entity,
   // softmax cross-entropy over them, as LibKGE's 1vsAll).
