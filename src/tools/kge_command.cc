@@ -93,6 +93,14 @@ void add_eval_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_option("--seed", o->seed, "random seed (default 0)");
 }
 
+// Training flags beyond DGL-KE's; its command lines keep their meaning without them.
+void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
+  cmd->add_option("--train_mode", o->train_mode, "negative_sampling (DGL-KE's, default) or 1vsAll (all entities)");
+  cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
+  cmd->add_option("--all_scores_mb", o->all_scores_mb, "1vsAll: memory for scores and dense gradient (default 2048)");
+  cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel, "the relations' -rc (default -1: -rc's)");
+}
+
 }  // namespace
 
 void add_training_flags(CLI::App* cmd, KgeOptions* o) {
@@ -114,13 +122,7 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_flag("--pairwise", o->pairwise, "pairwise loss (Logistic or Hinge)");
   cmd->add_option("--regularization_coef", o->regularization_coef, "penalty coefficient (default 2e-6)");
   cmd->add_option("--regularization_norm", o->regularization_norm, "penalty norm (default 3)");
-  cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel,
-                  "the relation rows' penalty coefficient (default -1: --regularization_coef's)");
-  cmd->add_option("--train_mode", o->train_mode,
-                  "negative_sampling (DGL-KE's, default) or 1vsAll (every entity a candidate, cross-entropy)");
-  cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
-  cmd->add_option("--all_scores_mb", o->all_scores_mb,
-                  "1vsAll: memory for the scores and the dense entity gradient (default 2048)");
+  add_beyond_dglke_flags(cmd, o);
   cmd->add_option("--max_step", o->max_step, "steps per worker (default 80000)");
   cmd->add_option("--log_interval", o->log_interval, "steps between progress lines (default 1000)");
   cmd->add_option("--eval_interval", o->eval_interval, "steps between validations with --valid (default 10000)");
