@@ -69,9 +69,10 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
   const FusedModel& m = *model_;
   const int64_t n = b.size(), queries = 2 * n, num_entities = entities.size(0);
   const int64_t de = m.entity_dim(), dr = m.relation_dim();
-  if (entities.size(1) != de || relations.size(1) != dr || relations.size(0) != num_relations_ * (reciprocal_ ? 2 : 1))
+  const int64_t relation_rows = num_relations_ * (reciprocal_ ? 2 : 1);
+  if (entities.size(1) != de || relations.size(1) != dr || relations.size(0) != relation_rows)
     fail("1vsAll: tables of {} x {} and {} x {} do not fit the model ({} and {} {}-wide relation rows)", num_entities,
-         entities.size(1), relations.size(0), relations.size(1), de, num_relations_ * (reciprocal_ ? 2 : 1), dr);
+         entities.size(1), relations.size(0), relations.size(1), de, relation_rows, dr);
   // Query i < n asks for the tail of positive i, query n + i for its head.
   anchors_.resize(queries);
   relations_.resize(queries);
@@ -133,11 +134,10 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
   double entity_sum = 0, relation_sum = 0;
   if (reg_.coefficient > 0) {
     const float c = static_cast<float>(reg_.coefficient);
-    distinct_entities_.assign(b.head.begin(), b.head.end());
-    distinct_entities_.insert(distinct_entities_.end(), b.tail.begin(), b.tail.end());
-    std::sort(distinct_entities_.begin(), distinct_entities_.end());
-    distinct_entities_.erase(std::unique(distinct_entities_.begin(), distinct_entities_.end()), distinct_entities_.end());
-    for (const int64_t id : distinct_entities_) entity_sum += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
+    b.entities(&batch_entities_);  // heads and tails: a positives-only batch has no negatives
+    distinct(batch_entities_, &distinct_entities_);
+    for (const int64_t id : distinct_entities_.unique)
+      entity_sum += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
   }
   if (reg_.relation() > 0) {
     const float c = static_cast<float>(reg_.relation());

@@ -69,7 +69,8 @@ class AllEntitiesStep {
   bool reciprocal_;
   int64_t chunk_rows_;
   // Kept between steps.
-  std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, targets_, distinct_entities_;
+  std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, targets_, batch_entities_;
+  Distinct distinct_entities_;
   std::vector<char> as_head_;
   torch::Tensor queries_, query_grad_, scores_, entity_grad_, relation_grad_;
 };
