@@ -1,7 +1,8 @@
-// relu_dropout (tessera/nn/relu_dropout.h) against libtorch's reference:
-// the output is relu(x) / (1 - p) where kept and 0 where dropped, the kept
-// share is 1 - p within a binomial bound, the backward equals autograd over
-// relu(x) * mask / (1 - p) with the same mask, and seeding repeats it.
+// relu_dropout and dropout (tessera/nn/relu_dropout.h) against libtorch's
+// reference: the output is relu(x) / (1 - p) (x / (1 - p)) where kept and 0
+// where dropped, the kept share is 1 - p within a binomial bound, the
+// backward equals autograd over the unfused ops with the same mask, and
+// seeding repeats it.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -56,6 +57,37 @@ TEST(ReluDropout, BadInputNamesTheProblem) {
   EXPECT_THROW(relu_dropout(torch::randn({3}), 1.0, true), Error);
   EXPECT_THROW(relu_dropout(torch::randn({3}), -0.1, true), Error);
   EXPECT_THROW(relu_dropout(torch::randn({3}, torch::kFloat64), 0.5, true), Error);
+}
+
+TEST(ElementwiseDropout, MatchesTheUnfusedOpsOnItsMaskAndDrawsItAgainInTheBackward) {
+  for (const double p : {0.1, 0.5, 0.75}) {
+    torch::manual_seed(5);
+    const torch::Tensor x = torch::randn({517, 13}, torch::requires_grad());
+    const torch::Tensor out = elementwise_dropout(x, p, /*training=*/true);
+    const torch::Tensor kept = out.detach() != 0;
+    const double n = static_cast<double>(x.numel());
+    EXPECT_TRUE(torch::allclose(out.detach().masked_select(kept), (x.detach() / (1.0 - p)).masked_select(kept), 1e-6, 0));
+    EXPECT_NEAR(kept.sum().item<double>() / n, 1.0 - p, 5.0 * std::sqrt(p * (1.0 - p) / n)) << "p = " << p;
+    // Another draw between forward and backward must not change the mask the backward uses.
+    (void)elementwise_dropout(torch::randn({64}), 0.5, true);
+    const torch::Tensor g = torch::randn_like(out);
+    out.backward(g);
+    EXPECT_TRUE(torch::allclose(x.grad(), g * kept.to(torch::kFloat32) / (1.0 - p), 1e-5, 1e-7)) << "p = " << p;
+  }
+}
+
+TEST(ElementwiseDropout, SeededRunsRepeatAndEvaluationIsTheIdentity) {
+  const torch::Tensor x = torch::randn({100, 7});
+  torch::manual_seed(11);
+  const torch::Tensor a = elementwise_dropout(x, 0.5, true);
+  torch::manual_seed(11);
+  EXPECT_TRUE(torch::equal(a, elementwise_dropout(x, 0.5, true)));
+  EXPECT_FALSE(torch::equal(a, elementwise_dropout(x, 0.5, true))) << "two draws in a row gave the same mask";
+  EXPECT_TRUE(torch::equal(elementwise_dropout(x, 0.5, false), x));
+  EXPECT_TRUE(torch::equal(elementwise_dropout(x, 0.0, true), x));
+  EXPECT_EQ(elementwise_dropout(torch::empty({0, 4}), 0.5, true).numel(), 0);
+  EXPECT_THROW(elementwise_dropout(x, 1.0, true), Error);
+  EXPECT_THROW(elementwise_dropout(x.to(torch::kFloat64), 0.5, true), Error);
 }
 
 }  // namespace

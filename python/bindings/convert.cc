@@ -83,4 +83,11 @@ torch::Tensor checked_ids(const torch::Tensor& ids, int64_t bound, const std::st
   return t;
 }
 
+nn::CsrReduce parse_reduce(const char* op, const std::string& reduce) {
+  if (reduce == "sum") return nn::CsrReduce::kSum;
+  if (reduce == "mean") return nn::CsrReduce::kMean;
+  if (reduce == "gcn") return nn::CsrReduce::kGcnMean;
+  throw ValueError(std::string(op) + ": reduce must be sum, mean or gcn, not " + reduce);
+}
+
 }  // namespace tessera::python

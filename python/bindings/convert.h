@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessera/base/array.h"
+#include "tessera/nn/csr_reduce.h"
 
 namespace tessera::python {
 
@@ -33,6 +34,9 @@ torch::Tensor id_tensor(const torch::Tensor& ids, const std::string& what);
 
 // The same, each ID in [0, bound), or IndexError naming the argument.
 torch::Tensor checked_ids(const torch::Tensor& ids, int64_t bound, const std::string& what);
+
+// A reduction named from Python ("sum", "mean" or "gcn"); ValueError naming `op` otherwise.
+nn::CsrReduce parse_reduce(const char* op, const std::string& reduce);
 
 // A Python exception type for a message, raised by the caller.
 struct TypeError : std::exception {

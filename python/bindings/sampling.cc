@@ -57,7 +57,9 @@ py::tuple pyg_tuple(sampling::PygSubgraph&& s) {
 }
 
 // The next batch as (seeds, [blocks], features or None, labels or None,
-// {ntype: (positions, rows)}, edge pairs or None, the PyG layout or None),
+// {ntype: (positions, rows)}, edge pairs or None, the PyG layout or None,
+// blocks[0]'s aggregated input rows or None, the sampler thread's
+// (sample_s, fetch_s, sample_cpu_s, fetch_cpu_s) on it),
 // or None at the end of the epoch.
 py::object next_batch(DistDataLoader& loader) {
   auto batch = std::make_unique<sampling::MiniBatch>();
@@ -76,7 +78,9 @@ py::object next_batch(DistDataLoader& loader) {
   return py::make_tuple(to_tensor(std::move(batch->seeds)), blocks, optional_tensor(batch->features),
                         optional_tensor(batch->labels), typed,
                         edges ? py::object(edge_tuple(std::move(batch->edges))) : py::object(py::none()),
-                        pyg ? py::object(pyg_tuple(std::move(batch->pyg))) : py::object(py::none()));
+                        pyg ? py::object(pyg_tuple(std::move(batch->pyg))) : py::object(py::none()),
+                        optional_tensor(batch->aggregated),
+                        py::make_tuple(batch->sample_s, batch->fetch_s, batch->sample_cpu_s, batch->fetch_cpu_s));
 }
 
 // The options both Python loaders share; the rows to fetch are named later
@@ -228,6 +232,11 @@ void bind_sampling(py::module_& m) {
       })
       .def("set_fetch", &DistDataLoader::set_fetch, py::arg("feature"), py::arg("label"))
       .def("set_typed_fetch", &DistDataLoader::set_typed_fetch, py::arg("inputs"), py::arg("label"))
+      // "" stops it; else "sum", "mean" or "gcn".
+      .def("set_input_aggregation", [](DistDataLoader& l, const std::string& reduce) {
+        l.set_input_aggregation(reduce.empty() ? std::nullopt
+                                               : std::optional(parse_reduce("set_input_aggregation", reduce)));
+      }, py::arg("reduce"))
       .def("add_feature_cache",
            [](DistDataLoader& l, std::shared_ptr<distributed::RemoteRowCache> cache) { l.add_feature_cache(cache); },
            py::arg("cache"))

@@ -21,6 +21,8 @@ struct DropoutDraw {
   static DropoutDraw relu_only() { return {}; }
   // One draw from libtorch's default CPU generator, as relu_dropout makes.
   static DropoutDraw from_generator(double p);
+  // The stream of a known seed (a backward drawing its forward's again).
+  static DropoutDraw with_seed(uint64_t seed, double p);
 };
 
 // The 16-bit draws of elements [4q, 4q + 4), lowest bits first: SplitMix64's
@@ -53,5 +55,10 @@ void relu_dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, fl
 
 // gx = out > 0 ? g * scale : 0 (out: the forward's result).
 void relu_dropout_backward(const float* g, const float* out, int64_t n, float scale, float* gx);
+
+// Dropout alone: out = x kept ? x * scale : 0; its backward the same of g,
+// from the same draw (no mask is kept).
+void dropout_forward(const float* x, int64_t n, const DropoutDraw& draw, float* out);
+void dropout_backward(const float* g, int64_t n, const DropoutDraw& draw, float* gx);
 
 }  // namespace tessera::nn::detail

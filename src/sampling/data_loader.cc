@@ -50,8 +50,9 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
   // batch before the previous one's buffers go). A smaller cap would free
   // a buffer at every peak and fault a fresh one in at the next.
   const size_t in_flight = static_cast<size_t>(options_.prefetch + 2 + std::max(1, options_.num_samplers));
-  // Aggregating loaders hold two buffers a batch: destinations' rows and their aggregation.
-  input_rows_ = std::make_shared<ArrayPool>(in_flight * ntypes.size() * (options_.aggregate_inputs ? 2 : 1));
+  // Aggregating loaders hold two buffers a batch (rows and their aggregation); set_input_aggregation may make
+  // any loader one. The cap keeps idle buffers only: a loader that never aggregates never fills it.
+  input_rows_ = std::make_shared<ArrayPool>(in_flight * ntypes.size() * 2);
   workers_.resize(std::max(1, options_.num_samplers));
   for (size_t w = 0; w < workers_.size(); ++w) {
     // The caller's thread can use the context's own connection.
@@ -100,11 +101,26 @@ DistDataLoader::FetchPlan DistDataLoader::plan_fetch(const std::string& feature,
 void DistDataLoader::install(FetchPlan plan) {
   std::lock_guard<std::mutex> lock(mutex_);
   plan.caches = std::move(fetch_.caches);
+  if (plan.feature == fetch_.feature) plan.aggregate = fetch_.aggregate;  // the same rows: the same reduction
   fetch_ = std::move(plan);
 }
 
 void DistDataLoader::set_fetch(const std::string& feature, const std::string& label) {
   install(plan_fetch(feature, label, {}));
+}
+
+void DistDataLoader::set_input_aggregation(std::optional<nn::CsrReduce> reduce) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (reduce) {
+    const store::TensorSpec& f = fetch_.feature_spec;
+    if (fetch_.feature.empty() || options_.pyg_layout || options_.aggregate_inputs)
+      fail("set_input_aggregation: the loader must fetch one feature tensor into blocks (set_fetch first; no PyG "
+           "layout, no aggregate_inputs option)");
+    if (f.dtype != DType::kFloat32 || f.row_shape.size() != 1)
+      fail("set_input_aggregation needs float32 vectors, but '{}' holds {} of shape [{}]", fetch_.feature,
+           dtype_name(f.dtype), f.row_elems());
+  }
+  fetch_.aggregate = reduce;
 }
 
 void DistDataLoader::set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label) {
@@ -194,7 +210,7 @@ void DistDataLoader::produce(Worker& worker, int worker_index, int64_t batch_ind
   const std::vector<int64_t>& inputs = options_.pyg_layout ? batch->pyg.nodes : batch->blocks.front().src_nodes;
   if (!fetch.input_specs.empty()) {
     fetch_typed_inputs(client, worker_index, fetch, inputs, batch);
-  } else if (!fetch.feature.empty() && options_.aggregate_inputs) {
+  } else if (!fetch.feature.empty() && (options_.aggregate_inputs || fetch.aggregate)) {
     aggregate_inputs(client, worker_index, fetch, batch);
   } else if (!fetch.feature.empty()) {
     batch->features =
@@ -256,11 +272,14 @@ void DistDataLoader::aggregate_inputs(net::Client* client, int worker_index, con
     cache->locate(*ctx_, client, worker_index, first.src_nodes.data(), count, rows.data(), &pulled);
   else
     distributed::locate_rows(*ctx_, client, worker_index, spec, first.src_nodes.data(), count, rows.data(), &pulled);
-  const nn::CsrReduce reduce = *options_.aggregate_inputs;
-  batch->features = reduce == nn::CsrReduce::kGcnMean ? Array() : input_rows_->take(spec.dtype, spec.shape(first.num_dst));
+  // The native trainer's layer needs the destinations' rows (none for gcn); a script reads every source's.
+  const bool all_sources = !options_.aggregate_inputs;
+  const nn::CsrReduce reduce = all_sources ? *fetch.aggregate : *options_.aggregate_inputs;
+  const int64_t copies = all_sources ? count : reduce == nn::CsrReduce::kGcnMean ? 0 : first.num_dst;
+  batch->features = copies == 0 ? Array() : input_rows_->take(spec.dtype, spec.shape(copies));
   batch->aggregated = input_rows_->take(spec.dtype, spec.shape(first.num_dst));
   aggregate_located_rows(rows.data(), first, reduce, spec.row_elems(),
-                         batch->features.empty_handle() ? nullptr : static_cast<float*>(batch->features.mutable_raw()),
+                         copies == 0 ? nullptr : static_cast<float*>(batch->features.mutable_raw()), copies,
                          static_cast<float*>(batch->aggregated.mutable_raw()));
 }
 

@@ -18,7 +18,7 @@ inline void add_row(float* __restrict out, const float* __restrict in, int64_t f
 }  // namespace
 
 void aggregate_located_rows(const char* const* rows, const Block& block, nn::CsrReduce reduce, int64_t f,
-                            float* dst_rows, float* aggregated) {
+                            float* copied, int64_t copies, float* aggregated) {
   const int64_t num_dst = block.num_dst, num_src = block.num_src();
   const int64_t* ptr = block.indptr.data();
   const int64_t* idx = block.indices.data();
@@ -40,10 +40,8 @@ void aggregate_located_rows(const char* const* rows, const Block& block, nn::Csr
     // cache lines while this one is added.
     if (s + kPrefetchRows < num_src) prefetch_row(rows[s + kPrefetchRows], row_bytes);
     const float* row = reinterpret_cast<const float*>(rows[s]);
-    if (s < num_dst) {
-      if (dst_rows != nullptr) std::memcpy(dst_rows + s * f, row, row_bytes);
-      if (gcn) add_row(aggregated + s * f, row, f);
-    }
+    if (s < copies) std::memcpy(copied + s * f, row, row_bytes);
+    if (gcn && s < num_dst) add_row(aggregated + s * f, row, f);
     for (int64_t k = start[s]; k < start[s + 1]; ++k) add_row(aggregated + into[k] * f, row, f);
   }
   for (int64_t d = 0; d < num_dst; ++d) {

@@ -13,10 +13,12 @@
 
 namespace tessera::sampling {
 
-// rows[s]: where source s's f floats lie (distributed::locate_rows). Writes
-// the block's num_dst destinations' own rows into dst_rows when it is not
-// null, and their `reduce` over in-edges into aggregated ([num_dst, f] each).
+// rows[s]: where source s's f floats lie (distributed::locate_rows). Copies
+// the rows of the block's first `copies` sources into `copied` ([copies, f];
+// copies is 0, num_dst for the destinations' own rows, or num_src), and
+// writes the destinations' `reduce` over in-edges into aggregated
+// ([num_dst, f]), each row read once.
 void aggregate_located_rows(const char* const* rows, const Block& block, nn::CsrReduce reduce, int64_t f,
-                            float* dst_rows, float* aggregated);
+                            float* copied, int64_t copies, float* aggregated);
 
 }  // namespace tessera::sampling

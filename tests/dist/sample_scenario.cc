@@ -5,8 +5,9 @@
 // sampling. Also draws a few mini-batches through the data loader and checks
 // the blocks and the fetched feature rows, then again through a cache of
 // remote feature rows (distributed only), which it checks too; and with the
-// input rows aggregated on the sampler threads (aggregate_inputs), against
-// means of the dataset's rows.
+// input rows aggregated on the sampler threads (aggregate_inputs, and
+// set_input_aggregation with every source row kept), against means of the
+// dataset's rows.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -85,7 +86,7 @@ void check_aggregated(const sampling::MiniBatch& batch, const Array& feat, const
 void check_batches(distributed::Context& ctx, const sampling::DistNeighborSampler& sampler, const Originals& o,
                    const tessera::Dataset& original, int samplers,
                    std::shared_ptr<const distributed::RemoteRowCache> cache = nullptr,
-                   std::optional<tessera::nn::CsrReduce> aggregate = std::nullopt) {
+                   std::optional<tessera::nn::CsrReduce> aggregate = std::nullopt, bool keep_sources = false) {
   const auto& et = original.edge_types.at(0);
   const Array& feat = original.node_types.at(0).data.at("feat");
   std::vector<int64_t> seeds;
@@ -95,8 +96,9 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
   options.num_samplers = samplers;
   options.seed = 5;
   if (cache) options.feature_caches = {std::move(cache)};
-  options.aggregate_inputs = aggregate;
+  if (!keep_sources) options.aggregate_inputs = aggregate;
   sampling::DistDataLoader loader(ctx, sampler, seeds, options);
+  if (keep_sources) loader.set_input_aggregation(aggregate);  // as the Python SAGEConv asks for it
   loader.limit_batches(20);
   loader.start_epoch(0);
   sampling::MiniBatch batch;
@@ -116,9 +118,10 @@ void check_batches(distributed::Context& ctx, const sampling::DistNeighborSample
     }
     const auto& inputs = batch.blocks.front().src_nodes;
     const size_t rb = feat.row_bytes();
-    // Aggregated inputs: features hold the destinations' rows (none for gcn).
-    const size_t rows = !aggregate ? inputs.size() : *aggregate == tessera::nn::CsrReduce::kGcnMean ? 0
-                                                                                                    : batch.blocks[0].num_dst;
+    // Aggregated inputs: features hold the destinations' rows (none for gcn), or every source's when kept.
+    const size_t rows = !aggregate || keep_sources ? inputs.size()
+                        : *aggregate == tessera::nn::CsrReduce::kGcnMean ? 0
+                                                                          : batch.blocks[0].num_dst;
     if (rows != (batch.features.empty_handle() ? 0 : static_cast<size_t>(batch.features.rows())))
       fail("batch {}: {} feature rows, expected {}", batch.index, batch.features.rows(), rows);
     for (size_t i = 0; i < rows; ++i)
@@ -189,6 +192,20 @@ int run_sample(const std::map<std::string, std::string>& flags) {
   const int samplers = flags.count("--samplers") ? std::stoi(flags.at("--samplers")) : 2;
   check_batches(*ctx, sampler, o, original, samplers);
   check_batches(*ctx, sampler, o, original, samplers, nullptr, tessera::nn::CsrReduce::kMean);
+  check_batches(*ctx, sampler, o, original, samplers, nullptr, tessera::nn::CsrReduce::kMean, /*keep_sources=*/true);
+  check_batches(*ctx, sampler, o, original, samplers, nullptr, tessera::nn::CsrReduce::kGcnMean, /*keep_sources=*/true);
+  {
+    sampling::LoaderOptions nothing;  // fetches no rows: nothing to aggregate
+    nothing.feature = nothing.label = "";
+    sampling::DistDataLoader loader(*ctx, sampler, {0}, nothing);
+    bool refused = false;
+    try {
+      loader.set_input_aggregation(tessera::nn::CsrReduce::kMean);
+    } catch (const tessera::Error&) {
+      refused = true;
+    }
+    if (!refused) fail("set_input_aggregation on a loader that fetches no feature was not refused");
+  }
   fmt::print("rank {}: aggregated loader inputs match the dataset's means\n", ctx->rank());
   if (!ctx->standalone()) check_cache(*ctx, g, sampler, o, original);
 

@@ -5,6 +5,7 @@ import torch.nn.functional as F
 
 import tessera.nn as tnn
 from tessera.dataloading import Block
+from tessera.dataloading.loader import PreparedInputs
 
 
 def random_block(num_src=12, num_dst=5, max_deg=4, seed=0, isolated=(3,)):
@@ -53,6 +54,73 @@ def test_sageconv_matches_dgl_formula(aggregator, in_feats, out_feats):
     wrt = [x] + list(conv.parameters())
     for g1, g2 in zip(torch.autograd.grad(out.square().sum(), wrt), torch.autograd.grad(ref.square().sum(), wrt)):
         torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("aggregator", ["mean", "gcn"])
+def test_sageconv_on_the_loaders_aggregation_matches_the_formula(aggregator):
+    """A first layer given the rows the loader fetched takes the loader's aggregation of them (PreparedInputs)
+    instead of aggregating again: the same output and parameter gradients; a reduction the batch lacks is asked
+    for, and rows that need a gradient, a pair, or an active feat_drop take the ordinary path."""
+    torch.manual_seed(0)
+    block = random_block()
+    x = torch.randn(block.number_of_src_nodes(), 6)
+    a = dense_adjacency(block)
+    deg = a.sum(1, keepdim=True)
+    x_dst = x[: block.number_of_dst_nodes()]
+    aggregated = (a @ x + x_dst) / (deg + 1) if aggregator == "gcn" else a @ x / deg.clamp(min=1)
+    asked = []
+    conv = tnn.SAGEConv(6, 3, aggregator)
+    torch.nn.init.normal_(conv.bias if aggregator == "gcn" else conv.fc_self.bias)
+    block._tessera_inputs = PreparedInputs(x, aggregated, aggregator, asked.append)
+    out = conv(block, x)
+    ref = conv(block, x.clone())  # not the loader's rows: the ordinary path
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    params = list(conv.parameters())
+    for g1, g2 in zip(torch.autograd.grad(out.square().sum(), params), torch.autograd.grad(ref.square().sum(), params)):
+        torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
+    assert asked == []
+    # The aggregation is what the layer used: another one changes the output.
+    block._tessera_inputs = PreparedInputs(x, aggregated + 1, aggregator, asked.append)
+    assert not torch.allclose(conv(block, x), ref)
+    other = "mean" if aggregator == "gcn" else "gcn"
+    block._tessera_inputs = PreparedInputs(x, aggregated, other, asked.append)
+    torch.testing.assert_close(conv(block, x), ref, rtol=1e-5, atol=1e-5)
+    assert asked == [aggregator]
+    # Paths that cannot use it, given a wrong aggregation so that using it would show.
+    block._tessera_inputs = PreparedInputs(x, aggregated + 1, aggregator, asked.append)
+    x.requires_grad_(True)
+    torch.testing.assert_close(conv(block, x), ref, rtol=1e-5, atol=1e-5)
+    x.requires_grad_(False)
+    torch.testing.assert_close(conv(block, (x, x_dst)), ref, rtol=1e-5, atol=1e-5)
+    dropping = tnn.SAGEConv(6, 3, aggregator, feat_drop=0.5)
+    dropping.load_state_dict(conv.state_dict())
+    dropping.eval()  # no dropout: the aggregation serves
+    assert not torch.allclose(dropping(block, x), ref)
+    dropping.train()
+    torch.manual_seed(1)
+    dropped = dropping(block, x)
+    torch.manual_seed(1)
+    torch.testing.assert_close(dropped, dropping(block, x.clone()))
+
+
+def test_tessera_dropout_is_torchs_in_distribution_and_repeats_under_a_seed():
+    drop = tnn.Dropout(0.3)
+    assert isinstance(drop, torch.nn.Dropout)
+    x = torch.randn(400, 50, requires_grad=True)
+    torch.manual_seed(7)
+    out = drop(x)
+    kept = out != 0
+    assert abs(kept.float().mean().item() - 0.7) < 5 * (0.3 * 0.7 / x.numel()) ** 0.5
+    torch.testing.assert_close(out[kept], x[kept] / 0.7)
+    (g,) = torch.autograd.grad(out.sum(), x)
+    torch.testing.assert_close(g, kept.float() / 0.7)
+    torch.manual_seed(7)
+    assert torch.equal(drop(x), out)
+    drop.eval()
+    assert drop(x) is x
+    x64 = torch.randn(10, 4, dtype=torch.float64)  # not the kernel's dtype: torch's own dropout
+    drop.train()
+    assert drop(x64).dtype == torch.float64
 
 
 # DGL 2.x's parameters by name, and how each starts: "xavier" (Glorot uniform, gain relu), "linear" (nn.Linear's

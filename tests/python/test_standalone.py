@@ -174,6 +174,30 @@ def test_loader_sampler_threads_yield_to_the_training_thread(g):
     assert all(nice in (own, min(19, own + 5)) for nice in fresh.values()), fresh
 
 
+@pytest.mark.parametrize("aggregator", ["mean", "gcn"])
+def test_first_sageconv_gets_its_aggregation_from_the_loader(g, aggregator):
+    """A first SAGEConv on the rows the loop read asks the loader for their aggregation; the batches sampled
+    after carry it (summed by the sampler thread as it copied the rows), the layer runs on it, and its output
+    and gradients are the layer's on the rows alone."""
+    import tessera.nn as tnn
+    sampler = tload.NeighborSampler([4], prefetch_node_feats=["feat"])
+    loader = tload.DistNodeDataLoader(g, torch.arange(0, 3000, 5), sampler, batch_size=32, num_samplers=1)
+    torch.manual_seed(0)
+    conv = tnn.SAGEConv(g.ndata["feat"].shape[1], 4, aggregator)
+    served = 0
+    for input_nodes, _, blocks in loader:
+        x = g.ndata["feat"][input_nodes]
+        served += blocks[0]._tessera_inputs.aggregated(aggregator) is not None
+        out = conv(blocks[0], x)
+        ref = conv(blocks[0], x.clone())  # the rows alone: aggregated by the layer
+        torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+        params = list(conv.parameters())
+        for a, b in zip(torch.autograd.grad(out.sum(), params), torch.autograd.grad(ref.sum(), params)):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    # All but the batches in flight when the first one asked.
+    assert served >= len(loader) - 6, f"{served} of {len(loader)} batches came aggregated"
+
+
 def test_full_neighbor_sampling_takes_every_in_edge(g):
     seeds = torch.arange(0, 3000, 7)
     loader = tload.DistNodeDataLoader(g, seeds, tload.MultiLayerFullNeighborSampler(1), batch_size=5000)

@@ -68,6 +68,13 @@ class DistDataLoader {
   // the full name of their input tensor (as typed_inputs; a type left out
   // gets no rows), `label` is the seeds' node data or "".
   void set_typed_fetch(const std::map<std::string, std::string>& inputs, const std::string& label);
+  // Besides the source rows the samplers fetch (set_fetch's feature), blocks[0]'s
+  // `reduce` of them (MiniBatch::aggregated), summed as the rows are copied,
+  // from the next batch a sampler claims on; nullopt stops it. For a first
+  // layer that learns it can take the aggregation only when it first runs
+  // (the Python SAGEConv), and whose script still reads every source row.
+  // The feature must be float32 vectors.
+  void set_input_aggregation(std::optional<nn::CsrReduce> reduce);
   // Rows of one fetched tensor kept in this process (as
   // LoaderOptions::feature_caches), from the next batch a sampler claims
   // on; it replaces the cache of the same tensor, if any.
@@ -93,6 +100,8 @@ class DistDataLoader {
     // type fetches no rows). Empty: no typed inputs.
     std::vector<store::TensorSpec> input_specs;
     distributed::RemoteRowCaches caches;
+    // set_input_aggregation's reduction, kept with the source rows.
+    std::optional<nn::CsrReduce> aggregate;
     // The cache of tensor `spec`, or null.
     const distributed::RemoteRowCache* cache_of(const store::TensorSpec& spec) const;
   };
@@ -115,7 +124,8 @@ class DistDataLoader {
   // remote-row cache when it holds that tensor, into a recycled buffer.
   Array pull_inputs(net::Client* client, int worker_index, const FetchPlan& fetch, const store::TensorSpec& spec,
                     const int64_t* ids, int64_t count) const;
-  // MiniBatch::features and ::aggregated for blocks[0] (aggregate_inputs).
+  // MiniBatch::features and ::aggregated for blocks[0] (LoaderOptions::aggregate_inputs: the features are the
+  // destinations' rows; set_input_aggregation: every source's).
   void aggregate_inputs(net::Client* client, int worker_index, const FetchPlan& fetch, MiniBatch* batch) const;
   std::shared_ptr<ArrayPool> input_rows_;  // buffers of batches' input rows, reused
 

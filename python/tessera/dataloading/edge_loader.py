@@ -9,7 +9,7 @@ from ..distributed import context
 from ..distributed.tensor import to_ids
 from ..graph.graph import Graph
 from ..graph.hetero_graph import HeteroGraph
-from .loader import DistNodeDataLoader, check_loader_arguments
+from .loader import DistNodeDataLoader, check_loader_arguments, sampler_seconds
 from .negative_sampler import BUILT_IN
 
 _EXCLUDE = (None, "self", "reverse_id", "reverse_types", "reverse")
@@ -87,6 +87,8 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
             exclude_callback, negative_callback, *pairs))
         self._epoch = 0
+        self._input_reduce = None
+        self.sampler_seconds = sampler_seconds()
         self._start_prefetch()
 
     def __iter__(self):

@@ -78,6 +78,8 @@ class DistNodeDataLoader:
             graph_sampler.c_sampler(g), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else ""))
         self._epoch = 0
+        self._input_reduce = None  # what the samplers aggregate blocks[0]'s input rows by (_aggregate_inputs)
+        self.sampler_seconds = sampler_seconds()
         self._start_prefetch()
 
     def _plan_prefetch(self, g, graph_sampler, labels):
@@ -149,6 +151,13 @@ class DistNodeDataLoader:
     def __len__(self):
         return self._c.batches_per_epoch
 
+    def _aggregate_inputs(self, reduce):
+        """A first layer asks for blocks[0]'s `reduce` of the input rows: the samplers add it from their next
+        batches (the first one asked is kept)."""
+        if self._input_reduce is None:
+            self._input_reduce = reduce
+            self._c.set_input_aggregation(reduce)
+
     def _learn(self, kind, ntype_feature):
         ntype, feature = ntype_feature
         if ntype != self._ntype:
@@ -188,7 +197,9 @@ class DistNodeDataLoader:
     def _unpack(self, batch):
         """(input_nodes, output_nodes, blocks, edge pairs or None) of a batch from the C++ loader, with the
         prefetched rows attached to the node tensors the training loop indexes with."""
-        seeds, raw_blocks, features, labels, typed, pairs = batch[:6]
+        seeds, raw_blocks, features, labels, typed, pairs, _, aggregated, seconds = batch
+        for key, value in zip(self.sampler_seconds, seconds):
+            self.sampler_seconds[key] += value
         if self._seed_ntypes is not None:
             blocks = [HeteroBlock(*b, self._book) for b in raw_blocks]
             input_nodes = blocks[0].srcdata[NID]
@@ -205,6 +216,8 @@ class DistNodeDataLoader:
             output_nodes._tessera_learn = lambda nf: self._learn("label", nf)
             if features is not None:
                 input_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._feature): features}
+                blocks[0]._tessera_inputs = PreparedInputs(features, aggregated, self._input_reduce,
+                                                           self._aggregate_inputs)
             if labels is not None:
                 output_nodes._tessera_rows = {_C.node_tensor_name(self._ntype, self._label): labels}
         if self._device is not None and self._device.type != "cpu":
@@ -225,6 +238,29 @@ class DistNodeDataLoader:
         output_nodes[nt]._tessera_learn = lambda nf: self._learn_typed("label", nt, nf)
         if labels is not None:
             output_nodes[nt]._tessera_rows = {_C.node_tensor_name(nt, self._label): labels}
+
+
+def sampler_seconds():
+    """A loader's `sampler_seconds`: its sampler threads' wall and CPU seconds over the batches it handed out,
+    sampling blocks and fetching rows (what a step costs outside the training thread, servers aside)."""
+    return {"sample": 0.0, "fetch": 0.0, "sample_cpu": 0.0, "fetch_cpu": 0.0}
+
+
+class PreparedInputs:
+    """blocks[0]'s input rows as the loader fetched them (`rows`, what the loop reads of the node data), and the
+    block's reduction of them when the samplers did one as they copied the rows; a layer that could use a
+    reduction the batch lacks asks the loader for it, and gets it from the batches sampled after."""
+
+    def __init__(self, rows, aggregated, reduce, ask):
+        self.rows = rows
+        self._aggregated, self._reduce, self._ask = aggregated, reduce, ask
+
+    def aggregated(self, reduce):
+        """The rows' `reduce` ("mean" or "gcn") over the block's in-edges, or None (then asked for)."""
+        if self._aggregated is not None and reduce == self._reduce:
+            return self._aggregated
+        self._ask(reduce)
+        return None
 
 
 def epoch_of(c_loader, epoch):

@@ -1,5 +1,6 @@
 """tessera.nn: dgl.nn.pytorch's graph layers over Tessera's blocks, with autograd; aggregations run on
 Tessera's C++ CSR kernels."""
+from .dropout import Dropout
 from .gatconv import GATConv
 from .graphconv import GraphConv
 from .heterographconv import HeteroGraphConv

@@ -4,6 +4,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._graph import check_block, edge_softmax, edge_weighted_sum, expand_feat
+from .dropout import Dropout
 
 
 class GATConv(nn.Module):
@@ -24,8 +25,8 @@ class GATConv(nn.Module):
             self.fc = nn.Linear(self._in_src_feats, out_feats * num_heads, bias=False)
         self.attn_l = nn.Parameter(torch.empty(1, num_heads, out_feats))
         self.attn_r = nn.Parameter(torch.empty(1, num_heads, out_feats))
-        self.feat_drop = nn.Dropout(feat_drop)
-        self.attn_drop = nn.Dropout(attn_drop)
+        self.feat_drop = Dropout(feat_drop)
+        self.attn_drop = Dropout(attn_drop)
         self.leaky_relu = nn.LeakyReLU(negative_slope)
         self.bias = nn.Parameter(torch.zeros(num_heads * out_feats)) if bias else None
         if residual:

@@ -4,6 +4,7 @@ import torch
 from torch import nn
 
 from ._graph import check_block, edge_weighted_sum
+from .dropout import Dropout
 from .typedlinear import TypedLinear
 
 
@@ -35,7 +36,7 @@ class RelGraphConv(nn.Module):
         if self_loop:
             self.loop_weight = nn.Parameter(torch.empty(in_feat, out_feat))
             nn.init.xavier_uniform_(self.loop_weight, gain=nn.init.calculate_gain("relu"))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, g, feat, etypes, norm=None, *, presorted=False):
         check_block(g, feat, "RelGraphConv")

@@ -4,6 +4,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .. import _C
+from .dropout import Dropout
 from ._graph import aggregate, check_block, expand_feat
 
 
@@ -23,7 +24,7 @@ class SAGEConv(nn.Module):
         self._out_feats = out_feats
         self._aggre_type = aggregator_type
         self.norm = norm
-        self.feat_drop = nn.Dropout(feat_drop)
+        self.feat_drop = Dropout(feat_drop)
         self.activation = activation
         if aggregator_type == "pool":
             self.fc_pool = nn.Linear(self._in_src_feats, self._in_src_feats)
@@ -51,6 +52,9 @@ class SAGEConv(nn.Module):
         feat_src, feat_dst = expand_feat(graph, feat)
         check_block(graph, feat_src, "SAGEConv")
         pair = isinstance(feat, (tuple, list))
+        rst = self._from_loader_aggregation(graph, feat, pair)
+        if rst is not None:
+            return self._finish(rst)
         if self.feat_drop.p > 0:
             feat_src = self.feat_drop(feat_src)
             feat_dst = self.feat_drop(feat_dst) if pair else feat_src[: graph.number_of_dst_nodes()]
@@ -86,6 +90,21 @@ class SAGEConv(nn.Module):
         else:
             rst = F.linear(feat_dst, self.fc_self.weight, self.fc_self.bias) + h_neigh
         return self._finish(rst)
+
+    def _from_loader_aggregation(self, graph, feat, pair):
+        """The layer on the loader's aggregation of the block's input rows (done by its sampler threads as they
+        copied the rows), when `feat` is those rows untouched and this layer's reduction is one the loader does;
+        otherwise None, after asking the loader to aggregate for the next batches if it could."""
+        inputs = getattr(graph, "_tessera_inputs", None)
+        if (inputs is None or pair or feat is not inputs.rows or feat.requires_grad or self._aggre_type == "pool"
+                or (self.feat_drop.p > 0 and self.training)):
+            return None
+        aggregated = inputs.aggregated(self._aggre_type)
+        if aggregated is None:
+            return None
+        x_dst = None if self._aggre_type == "gcn" else feat[: graph.number_of_dst_nodes()]
+        return _C.sage_conv_aggregated(x_dst, aggregated, None if self._aggre_type == "gcn" else self.fc_self.weight,
+                                       self.fc_neigh.weight, self._bias())
 
     def _bias(self):
         return self.bias if self._aggre_type == "gcn" else self.fc_self.bias

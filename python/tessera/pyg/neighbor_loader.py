@@ -149,7 +149,7 @@ class DistNeighborLoader:
 
     def __iter__(self):
         epoch, self._epoch = self._epoch, self._epoch + 1
-        for _, _, features, labels, typed_rows, _, layout in epoch_of(self._c, epoch):
+        for _, _, features, labels, typed_rows, _, layout, *_ in epoch_of(self._c, epoch):
             sub = Subgraph(*layout)
             data = self._hetero(sub, labels, typed_rows) if self._typed else self._homo(sub, features, labels)
             yield data.to(self._device) if self._device is not None else data
