@@ -12,7 +12,11 @@
 #       and the ops PyG's step spends its CPU on, when PyG is on PYG_PATH (default ../shared/vendor).
 # TESSERA_VENV=dir runs every job on the environment route instead: that venv's python, its pip-installed tessera
 # package and command, and its own PyG (scripts/test-environment makes it: PyPI's torch 2.15, PyG 2.8.1).
-# Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] [TESSERA_VENV=dir] bench/python_sage.sh [EPOCHS]
+# HIDDEN=w sets the hidden width of every run (default 16). After the table, the Python example's step by phase:
+# wall and training-thread CPU per step, its process's CPU per step (sampler threads included), and its training
+# thread's CPU beyond the native trainer's whole step (the Python side: interpreter, autograd nodes, allocations).
+# Usage: [DGL_EXAMPLE=path/node_classification.py] [PYG_PATH=dir] [TESSERA_VENV=dir] [HIDDEN=16]
+#        bench/python_sage.sh [EPOCHS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
@@ -38,7 +42,8 @@ job() {  # job PART_CONFIG LOG COMMAND
   $bin launch --ip-config ip_config.txt --part-config "$1" --num-servers 1 --num-trainers 1 --num-samplers 1 \
     --extra-envs "TESSERA_NUM_THREADS=1" "$3" >"$2" 2>&1 || { tail -30 "$2"; exit 1; }
 }
-flags="--graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 --num-layers 2 \
+hidden=${HIDDEN:-16}
+flags="--graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden $hidden --num-layers 2 \
   --eval-fan-out 10,25 --eval-every 1000 --log-every 1000"
 job p2/rmat.json native.log "$bin train sage $flags --out $dir/out-\$TESSERA_MACHINE_ID"
 job p2/rmat.json python.log "python3 $OLDPWD/examples/python/graphsage.py $flags --ip-config ip_config.txt \
@@ -50,7 +55,7 @@ if [ -n "${DGL_EXAMPLE:-}" ]; then
   sed -E -e 's/^import dgl$/import tessera.dgl as dgl/' -e 's/^import dgl\.(.*)$/import tessera.dgl.\1/' \
     -e 's/^from dgl(\.| )/from tessera.dgl\1/' "$DGL_EXAMPLE" > dgl_example.py
   job p2dgl/rmat.json dgl.log "python3 $dir/dgl_example.py --graph_name rmat --ip_config ip_config.txt \
-    --part_config p2dgl/rmat.json --num_epochs $epochs --fan_out 10,25 --batch_size 1000 --num_hidden 16 \
+    --part_config p2dgl/rmat.json --num_epochs $epochs --fan_out 10,25 --batch_size 1000 --num_hidden $hidden \
     --eval_every 1000 --log_every 1000"
 fi
 if [ -n "$pyg" ]; then
@@ -60,7 +65,7 @@ if [ -n "$pyg" ]; then
 fi
 job p2/rmat.json pull.log "python3 $OLDPWD/bench/python_pull.py rmat"
 
-"$py" - "$epochs" <<'PY'
+"$py" - "$epochs" "$hidden" <<'PY'
 import json, re, sys
 def final(log):
     for line in reversed(open(log).read().splitlines()):
@@ -68,12 +73,28 @@ def final(log):
         if m: return json.loads(m.group(1))
     sys.exit(f"no final metrics in {log}")
 native, python = final("native.log"), final("python.log")
+print(f"hidden {sys.argv[2]}\n")
 print("| run | epoch time (s) | mini-batches/s (trainer 0) | vs native | test acc |")
 print("|---|---|---|---|---|")
 nb = native["mini_batches_per_s"]
 print(f'| tessera train sage | {native["epoch_time_s"]:.2f} | {nb:.1f} | 1.00 | {native["test_acc"]:.3f} |')
 print(f'| examples/python/graphsage.py | {python["epoch_time_s"]:.2f} | {python["batches_per_s"]:.1f} | '
       f'{python["batches_per_s"] / nb:.2f} | {python["test_acc"]:.3f} |')
+steps = native["epochs"] * native["steps_per_epoch"]
+native_step_cpu = 1e3 * native["step_cpu_s"] / steps
+ms = python["step_ms"]
+phases = ("wait", "inputs", "forward", "backward", "update")
+python_side = sum(ms[p][1] for p in ("forward", "backward", "update")) - native_step_cpu
+print("\n| examples/python/graphsage.py, ms per step | " + " | ".join(phases) +
+      " | process CPU | Python side (CPU beyond the native step) |")
+print("|---|" + "---|" * (len(phases) + 2))
+print("| wall, CPU | " + " | ".join(f"{ms[p][0]:.2f}, {ms[p][1]:.2f}" for p in phases) +
+      f' | {ms["process_cpu"]:.2f} | {python_side:.2f} (native step {native_step_cpu:.2f}) |')
+s = ms["sampler"]
+print(f'\nSampler thread per batch, ms (sample, fetch; wall / CPU): examples/python/graphsage.py '
+      f'{s["sample"]:.2f} / {s["sample_cpu"]:.2f}, {s["fetch"]:.2f} / {s["fetch_cpu"]:.2f}; tessera train sage '
+      + ", ".join(f'{1e3 * native[k + "_s"] / steps:.2f} / {1e3 * native[k + "_cpu_s"] / steps:.2f}'
+                  for k in ("sample", "fetch")) + "\n")
 try:
     pyg = final("pyg.log")
     print(f'| examples/pyg/graphsage.py (PyG GraphSAGE) | {pyg["epoch_time_s"]:.2f} | {pyg["batches_per_s"]:.1f} | '

@@ -74,14 +74,62 @@ def node_batch(g, args):
     return lambda input_nodes, seeds: (g.ndata[args.feature][input_nodes], g.ndata[args.label][seeds].long())
 
 
+class StepClock:
+    """Where a trainer's steps spend their time, per phase: wall seconds (time.perf_counter) and this thread's
+    CPU seconds (time.thread_time; on a host with fewer cores than busy threads every CPU-second the trainer
+    spends is one its samplers and servers lack). Phases: wait (for the loader's next batch), inputs (the
+    batch's features and labels), forward (model and loss), backward, update (the optimizers). Also the
+    process's CPU over the steps, sampler threads included."""
+    PHASES = ("wait", "inputs", "forward", "backward", "update")
+
+    def __init__(self):
+        self.wall = dict.fromkeys(self.PHASES, 0.0)
+        self.cpu = dict.fromkeys(self.PHASES, 0.0)
+        self.steps = 0
+        self.process_cpu = 0.0  # every thread of the process (sampler threads, collectives) over the steps
+        self._mark = (time.perf_counter(), time.thread_time())
+        self._process_mark = None
+
+    def restart(self):
+        """At the start of an epoch's steps (stop() at their end)."""
+        self._mark = (time.perf_counter(), time.thread_time())
+        self._process_mark = time.process_time()
+
+    def stop(self):
+        if self._process_mark is not None:
+            self.process_cpu += time.process_time() - self._process_mark
+            self._process_mark = None
+
+    def lap(self, phase):
+        now = (time.perf_counter(), time.thread_time())
+        self.wall[phase] += now[0] - self._mark[0]
+        self.cpu[phase] += now[1] - self._mark[1]
+        self._mark = now
+
+    def per_step_ms(self):
+        """{phase: [wall ms, CPU ms] per step}."""
+        n = max(self.steps, 1)
+        ms = {p: [round(1e3 * self.wall[p] / n, 3), round(1e3 * self.cpu[p] / n, 3)] for p in self.PHASES}
+        ms["process_cpu"] = round(1e3 * self.process_cpu / n, 3)
+        return ms
+
+
+STEP_CLOCK = StepClock()  # every epoch's steps; report_accuracy prints it
+
+
 def train_epoch(model, optimizers, loader, batch, args, launched, epoch, rank):
     """One epoch of supervised steps (`batch` turns a mini-batch's nodes into model inputs and labels); DDP's
     join() lets a trainer with fewer batches finish. Returns the steps."""
     steps = 0
+    clock = STEP_CLOCK
+    clock.restart()
     for step, (input_nodes, seeds, blocks) in steps_of(loader, model, args, launched):
+        clock.lap("wait")
         x, y = batch(input_nodes, seeds)
-        optimize(optimizers, F.cross_entropy(model(blocks, x), y), args, epoch, step, rank)
+        clock.lap("inputs")
+        optimize(optimizers, F.cross_entropy(model(blocks, x), y), args, epoch, step, rank, clock)
         steps += 1
+    clock.stop()
     return steps
 
 
@@ -95,15 +143,21 @@ def steps_of(loader, ddp, args, launched):
             yield step, batch
 
 
-def optimize(optimizers, loss, args, epoch, step, rank):
-    """One step of every optimizer on `loss`; trainer 0 logs it every --log-every steps."""
+def optimize(optimizers, loss, args, epoch, step, rank, clock=None):
+    """One step of every optimizer on `loss` (the forward ends here: `clock` times the phases from it); trainer 0
+    logs it every --log-every steps."""
+    clock = clock or STEP_CLOCK
+    clock.lap("forward")
     for optimizer in optimizers:
         optimizer.zero_grad()
     loss.backward()
+    clock.lap("backward")
     for optimizer in optimizers:
         optimizer.step()
     if rank == 0 and (step + 1) % args.log_every == 0:
         print(f"Epoch {epoch:05d} | Step {step:05d} | Loss {loss.item():.4f}", flush=True)
+    clock.lap("update")
+    clock.steps += 1
 
 
 def evaluation_due(args, epoch):
@@ -111,10 +165,13 @@ def evaluation_due(args, epoch):
     return epoch == args.num_epochs - 1 or bool(args.eval_every and (epoch + 1) % args.eval_every == 0)
 
 
-def report_accuracy(g, metrics, train_time, steps, args, launched):
-    """The final line of a node-classification example: `metrics` (test_acc, val_acc) and its speed."""
+def report_accuracy(g, metrics, train_time, steps, args, launched, loader=None):
+    """The final line of a node-classification example: `metrics` (test_acc, val_acc) and its speed (with the
+    training `loader`, its sampler threads' time per step)."""
+    sampler_ms = {k: round(1e3 * v / max(steps, 1), 3) for k, v in loader.sampler_seconds.items()} if loader else {}
     report(g, {**metrics, "epoch_time_s": train_time / args.num_epochs,
                "batches_per_s": steps / train_time if train_time else 0.0,
+               "step_ms": {**STEP_CLOCK.per_step_ms(), "sampler": sampler_ms},
                "trainers": int(all_reduce_sum([1], launched)[0])})
 
 

@@ -19,18 +19,21 @@ import common
 
 
 class SAGE(nn.Module):
+    """GraphSAGE in DGL's layer options: each hidden layer's ReLU is its `activation`, and the dropout after it
+    the next layer's `feat_drop` (the same function as dropout between the layers; the layers then run it on
+    Tessera's kernels, and the first layer can take the loader's aggregation of its input rows)."""
+
     def __init__(self, in_feats, hidden, classes, layers, aggregator, dropout):
         super().__init__()
         dims = [in_feats] + [hidden] * (layers - 1) + [classes]
-        self.layers = nn.ModuleList(tnn.SAGEConv(dims[i], dims[i + 1], aggregator) for i in range(layers))
-        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(
+            tnn.SAGEConv(dims[i], dims[i + 1], aggregator, feat_drop=dropout if i > 0 else 0.0,
+                         activation=F.relu if i < layers - 1 else None) for i in range(layers))
 
     def forward(self, blocks, x):
         h = x
-        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
+        for layer, block in zip(self.layers, blocks):
             h = layer(block, h)
-            if i != len(self.layers) - 1:
-                h = self.dropout(F.relu(h))
         return h
 
 
@@ -69,7 +72,7 @@ def main():
             val_acc, test_acc = (common.accuracy(model, loader, batch, launched) for loader in eval_loaders)
             if g.rank() == 0:
                 print(f"Epoch {epoch:05d} | Val Acc {val_acc:.4f} | Test Acc {test_acc:.4f}", flush=True)
-    common.report_accuracy(g, {"test_acc": test_acc, "val_acc": val_acc}, train_time, steps, args, launched)
+    common.report_accuracy(g, {"test_acc": test_acc, "val_acc": val_acc}, train_time, steps, args, launched, loader)
 
 
 if __name__ == "__main__":

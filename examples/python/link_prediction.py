@@ -125,10 +125,15 @@ def main():
     steps = train_time = 0.0
     for epoch in range(args.num_epochs):
         clock = common.epoch_timer(g)
+        common.STEP_CLOCK.restart()
         for step, (input_nodes, pair_graph, neg_graph, blocks) in common.steps_of(loader, ddp, args, launched):
-            pos, neg = ddp(blocks, g.ndata[args.feature][input_nodes], pair_graph, neg_graph)
+            common.STEP_CLOCK.lap("wait")
+            x = g.ndata[args.feature][input_nodes]
+            common.STEP_CLOCK.lap("inputs")
+            pos, neg = ddp(blocks, x, pair_graph, neg_graph)
             common.optimize([optimizer], link_loss(pos, neg), args, epoch, step, g.rank())
             steps += 1
+        common.STEP_CLOCK.stop()
         train_time += clock.seconds()
     report_ranking(g, model, args, launched, train_time, steps)
 
@@ -149,6 +154,7 @@ def report_ranking(g, model, args, launched, train_time, steps, embed_nodes=embe
                       **{f"test_{k}": v for k, v in test.items() if k != "mrr"},
                       "epoch_time_s": train_time / args.num_epochs,
                       "batches_per_s": steps / train_time if train_time else 0.0,
+                      "step_ms": common.STEP_CLOCK.per_step_ms(),
                       "trainers": int(common.all_reduce_sum([1], launched)[0])})
 
 
