@@ -34,8 +34,10 @@ namespace {
 // process on host 3 with the job's addresses and ports, with no key, a key
 // of its own and a wrong PLAIN token, tries to pull, push, stop a server and
 // write the rendezvous store. Nothing is answered, every port greets with
-// CURVE, no listener of the job is on a wildcard address, the keys are in
-// no command line or environment, and the job's result is unchanged.
+// CURVE but the trainers' collectives (NULL: the ring seals every piece
+// itself), whose trainers drop the piece the intruder forges there, no
+// listener of the job is on a wildcard address, the keys are in no command
+// line or environment, and the job's result is unchanged.
 TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
   // Long enough (about 10 s of training) for the probes to run while it trains.
   const std::string kProbedEpochs = "--num-epochs 200 --eval-every 200";
@@ -90,11 +92,22 @@ TEST_F(Cluster, ForeignHostIsRefusedWhileAJobTrains) {
   // 3 kinds of credentials: a store write at the store, pull, push and
   // shutdown at every other port.
   const size_t attempts = 3 + 9 * (endpoints.size() - 1);
-  EXPECT_NE(intruder.out.find(fmt::format("intruder: {} attempts, {} refused; 0 of {} ports greet without CURVE",
+  EXPECT_NE(intruder.out.find(fmt::format("intruder: {} attempts, {} refused; 2 of {} ports greet without CURVE",
                                           attempts, attempts, endpoints.size())),
             std::string::npos)
       << intruder.out << intruder.err;
+  // The two without CURVE are the trainers' rings (neither the store's nor a server's port).
+  for (const std::string& fixed : {store, addresses_[0] + ":30051", addresses_[1] + ":30051"})
+    EXPECT_NE(intruder.out.find("tcp://" + fixed + " greets with CURVE"), std::string::npos) << intruder.out;
+  size_t forged = 0;
+  for (size_t at = 0; (at = intruder.out.find("intruder: pushed a forged piece to ", at)) != std::string::npos; ++at)
+    ++forged;
+  EXPECT_EQ(forged, 2u) << intruder.out;
   ASSERT_EQ(job.wait(300), 0) << read_file(log);
+  for (const char* trainer : {"the collectives of trainer 0 of 2: dropped a message that does not open",
+                              "the collectives of trainer 1 of 2: dropped a message that does not open"})
+    EXPECT_NE(read_file(log).find(trainer), std::string::npos) << "no trainer dropped the forged piece:\n"
+                                                               << read_file(log);
   // The log holds stderr too: the record is trainer 0's last JSON line.
   std::string record;
   std::istringstream lines(read_file(log));

@@ -3,10 +3,12 @@
 // sums (float32 to 1e-6, float64 and int64 exactly) at sizes around the
 // piece and chunk boundaries, broadcasts from every root, gathers of
 // different lengths; then the failures: members that disagree on a size, a
-// member that never comes, and a stranger's connection to a member's port.
+// member that never comes, and a stranger's connection to a member's port;
+// and the pieces' cipher alone (piece_cipher.h): what it refuses.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <zmq.hpp>
 
+#include "distributed/piece_cipher.h"
 #include "job/rendezvous.h"
 #include "net/security.h"
 #include "net/transport.h"
@@ -197,27 +200,29 @@ TEST(Collectives, TheBenchHookPicksGlooAndRefusesUnknownWires) {
       << refused[0];
 }
 
-// A process without the job's keys reaches a member's port: CURVE refuses
-// it, and the members' sums are untouched.
+// A process without the job's keys reaches a member's port and sends it
+// junk, and a forged piece under the exact header due next: the ring drops
+// both (they do not open under the job's keys), and the sums are untouched.
 TEST(Collectives, AStrangerCannotFeedTheRing) {
   std::vector<std::vector<float>> sums(2);
   const auto errors = run_members(2, [&](int rank, job::Rendezvous& store) {
     Collectives c(&store, "t/", rank, 2, "127.0.0.1", 10);
     if (rank == 0) {
-      const std::string endpoint = store.get("t/ring/0");
-      for (const bool own_key : {false, true}) {
-        zmq::socket_t stranger(net::zmq_context(), zmq::socket_type::push);
-        stranger.set(zmq::sockopt::linger, 0);
-        if (own_key) {
-          const net::JobKeys keys = net::generate_job_keys();
-          stranger.set(zmq::sockopt::curve_serverkey, store.security().keys.public_key);
-          stranger.set(zmq::sockopt::curve_publickey, keys.public_key);
-          stranger.set(zmq::sockopt::curve_secretkey, keys.secret_key);
-        }
-        stranger.connect(endpoint);
-        std::vector<char> junk(64, 7);
-        (void)stranger.send(zmq::buffer(junk), zmq::send_flags::dontwait);
-      }
+      const std::string published = store.get("t/ring/0");
+      const std::string endpoint = published.substr(0, published.find(' '));
+      zmq::socket_t stranger(net::zmq_context(), zmq::socket_type::push);
+      stranger.set(zmq::sockopt::linger, 0);
+      stranger.connect(endpoint);
+      std::vector<char> junk(64, 7);
+      (void)stranger.send(zmq::buffer(junk), zmq::send_flags::dontwait);
+      // Collective 1's first piece (member 0 receives rank 1's 500 floats), sealed under a key of its own.
+      const PieceHeader due{1, 0, 500 * sizeof(float)};
+      std::vector<char> forged(sizeof due + due.bytes + kPieceTagBytes, 0);
+      std::memcpy(forged.data(), &due, sizeof due);
+      PieceCipher own(net::generate_job_keys().secret_key, "t/ring/1", PieceCipher::new_salt());
+      std::vector<float> lie(500, 100.0f);
+      own.seal(due, lie.data(), forged.data() + sizeof due);
+      (void)stranger.send(zmq::buffer(forged), zmq::send_flags::dontwait);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     sums[rank].assign(1000, static_cast<float>(rank + 1));
@@ -227,6 +232,36 @@ TEST(Collectives, AStrangerCannotFeedTheRing) {
   ASSERT_EQ(errors[1], "");
   EXPECT_EQ(sums[0], std::vector<float>(1000, 3.0f));
   EXPECT_EQ(sums[1], std::vector<float>(1000, 3.0f));
+}
+
+// A piece opens only under its sender's key (the job's secret, the sender's
+// context and salt) with its own header, ciphertext and tag.
+TEST(PieceCipher, OpensOnlyTheSendersUntouchedPiece) {
+  const std::string secret = net::generate_job_keys().secret_key, salt = PieceCipher::new_salt();
+  PieceCipher sender(secret, "g/ring/1", salt);
+  const std::vector<float> values = random_values<float>(1, 300);
+  const PieceHeader header{7, 3, static_cast<uint32_t>(values.size() * sizeof(float))};
+  std::vector<unsigned char> sealed(header.bytes + kPieceTagBytes);
+  sender.seal(header, values.data(), sealed.data());
+  EXPECT_NE(std::memcmp(sealed.data(), values.data(), header.bytes), 0) << "the piece travels in the clear";
+  std::vector<float> plain(values.size());
+  PieceCipher receiver(secret, "g/ring/1", salt);
+  ASSERT_TRUE(receiver.open(header, sealed.data(), plain.data()));
+  EXPECT_EQ(plain, values);
+  // Each change is refused.
+  for (const PieceHeader other : {PieceHeader{8, 3, header.bytes}, PieceHeader{7, 4, header.bytes}})
+    EXPECT_FALSE(receiver.open(other, sealed.data(), plain.data())) << "another header opened the piece";
+  for (const size_t at : {size_t{0}, size_t{header.bytes - 1}, size_t{header.bytes + 5}}) {
+    std::vector<unsigned char> tampered = sealed;
+    tampered[at] ^= 1;
+    EXPECT_FALSE(receiver.open(header, tampered.data(), plain.data())) << "a flipped bit at " << at << " opened";
+  }
+  PieceCipher other_salt(secret, "g/ring/1", PieceCipher::new_salt()), other_member(secret, "g/ring/0", salt),
+      other_job(net::generate_job_keys().secret_key, "g/ring/1", salt);
+  for (PieceCipher* wrong : {&other_salt, &other_member, &other_job})
+    EXPECT_FALSE(wrong->open(header, sealed.data(), plain.data())) << "another key opened the piece";
+  EXPECT_THROW(PieceCipher(secret, "g/ring/1", "not hex"), Error);
+  EXPECT_THROW(PieceCipher("short", "g/ring/1", salt), Error);
 }
 
 }  // namespace

@@ -1,26 +1,32 @@
 // Collectives on the job's secured transport: the members form a ring, each
-// listening with a CURVE server socket (the job's keys, its ZAP check: a
-// process without the job's key pair is refused) on an ephemeral port of
-// its machine's address, published in the rendezvous store, and pushing to
-// the next member's. A sum is the bandwidth-optimal ring all-reduce
-// (Baidu's, as NCCL and Gloo's ring run it): size-1 steps of reduce-scatter
-// and size-1 of all-gather, each member sending 2(size-1)/size of the data.
-// A broadcast flows down the ring from the root.
+// listening on an ephemeral port of its machine's address, published in the
+// rendezvous store, and pushing to the next member's. Every piece is sealed
+// by its sender (piece_cipher.h: AES-256-GCM under the sender's key,
+// derived from the job's secret key), so only the job's processes can read
+// or forge one; a message that does not open is dropped, as is a piece
+// replayed from earlier, and the wait for the real one goes on. A sum is the
+// bandwidth-optimal ring all-reduce (Baidu's, as NCCL and Gloo's ring run
+// it): size-1 steps of reduce-scatter and size-1 of all-gather, each member
+// sending 2(size-1)/size of the data. A broadcast flows down the ring from
+// the root.
 //
 // Every message is one piece of at most kPieceBytes, headed by the number
 // of the collective and of the piece: pieces are sent as soon as they are
-// ready (ZeroMQ's I/O thread encrypts and sends them while this thread
+// sealed (ZeroMQ's I/O thread sends them while this thread opens and
 // reduces the ones received), and a member that called another collective,
 // or with other sizes, is named instead of summing garbage.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 #include <zmq.hpp>
 
 #include "distributed/collective_backend.h"
+#include "distributed/piece_cipher.h"
 #include "job/rendezvous.h"
 #include "net/security.h"
 #include "net/transport.h"
@@ -33,12 +39,6 @@ constexpr int64_t kPieceBytes = int64_t{1} << 20;
 // How long a closing member keeps trying to hand its last pieces over.
 constexpr int kLingerMs = 2000;
 
-struct PieceHeader {
-  uint64_t collective;
-  uint32_t piece;
-  uint32_t bytes;
-};
-
 class RingCollectives : public CollectiveBackend {
  public:
   RingCollectives(job::Rendezvous& store, const std::string& prefix, int rank, int size, const std::string& my_ip,
@@ -50,23 +50,26 @@ class RingCollectives : public CollectiveBackend {
         timeout_s_(timeout_s),
         who_(fmt::format("trainer {} of {}", rank, size)),
         in_(net::zmq_context(), zmq::socket_type::pull),
-        out_(net::zmq_context(), zmq::socket_type::push) {
+        out_(net::zmq_context(), zmq::socket_type::push),
+        scratch_(static_cast<size_t>(kPieceBytes) / sizeof(uint64_t)) {
     for (zmq::socket_t* s : {&in_, &out_}) {
       // Never block a send: a step queues all its pieces before it receives.
       s->set(zmq::sockopt::sndhwm, 0);
       s->set(zmq::sockopt::rcvhwm, 0);
       s->set(zmq::sockopt::linger, kLingerMs);
     }
-    net::secure_server(in_, store.security(), "the collectives of " + who_);
     const std::string wildcard = fmt::format("tcp://{}:*", my_ip);
     try {
       in_.bind(wildcard);
     } catch (const zmq::error_t& e) {
       fail("{}: the collectives cannot listen on {}: {}", who_, wildcard, e.what());
     }
-    store.set(key(prefix, rank), in_.get(zmq::sockopt::last_endpoint));
-    net::secure_client(out_, store.security());
-    out_.connect(store.get(key(prefix, next_)));
+    // "endpoint salt": where to send to this member, and the salt of the key it seals with.
+    const std::string secret = store.security().keys.secret_key, salt = PieceCipher::new_salt();
+    sealer_ = std::make_unique<PieceCipher>(secret, context(prefix, rank), salt);
+    store.set(key(prefix, rank), in_.get(zmq::sockopt::last_endpoint) + " " + salt);
+    out_.connect(field(store.get(key(prefix, next_)), 0));
+    opener_ = std::make_unique<PieceCipher>(secret, context(prefix, prev_), field(store.get(key(prefix, prev_)), 1));
   }
 
   void all_reduce_sum(void* data, int64_t count, DType dtype) override {
@@ -83,15 +86,20 @@ class RingCollectives : public CollectiveBackend {
     auto* p = static_cast<uint8_t*>(data);
     for (int64_t at = 0; at < bytes; at += kPieceBytes) {
       const int64_t n = std::min(kPieceBytes, bytes - at);
-      if (rank_ != root) receive_into(p + at, n, [](uint8_t* dst, const uint8_t* src, int64_t k) {
-        std::memcpy(dst, src, k);
-      });
+      if (rank_ != root) receive_into(p + at, n, /*add=*/false);
       if (next_ != root) send(p + at, n);
     }
   }
 
  private:
   static std::string key(const std::string& prefix, int rank) { return fmt::format("{}ring/{}", prefix, rank); }
+  static std::string context(const std::string& prefix, int rank) { return fmt::format("{}ring/{}", prefix, rank); }
+  // Field i of a published "endpoint salt".
+  static std::string field(const std::string& published, int i) {
+    const size_t space = published.find(' ');
+    if (space == std::string::npos) fail("the collectives' published entry '{}' has no salt", published);
+    return i == 0 ? published.substr(0, space) : published.substr(space + 1);
+  }
 
   void begin() {
     ++collective_;
@@ -99,43 +107,71 @@ class RingCollectives : public CollectiveBackend {
   }
 
   void send(const void* data, int64_t bytes) {
-    zmq::message_t message(sizeof(PieceHeader) + bytes);
+    zmq::message_t message(sizeof(PieceHeader) + bytes + kPieceTagBytes);
     const PieceHeader header{collective_, sent_++, static_cast<uint32_t>(bytes)};
     std::memcpy(message.data(), &header, sizeof header);
-    std::memcpy(static_cast<char*>(message.data()) + sizeof header, data, bytes);
+    sealer_->seal(header, data, static_cast<char*>(message.data()) + sizeof header);
     (void)out_.send(message, zmq::send_flags::none);
   }
 
-  // Waits for the previous member's next piece, checks that it is the one
-  // due, and combines it into `dst` (`bytes` long) with `combine`.
-  template <typename T, typename Combine>
-  void receive_into(T* dst, int64_t bytes, Combine combine) {
+  // The next message from the previous member, by the deadline.
+  zmq::message_t next_message(std::chrono::steady_clock::time_point deadline) {
     zmq::pollitem_t item{static_cast<void*>(in_), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(int64_t{timeout_s_} * 1000)) == 0)
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0)
       fail_peer("{}: collective {} got nothing from trainer {} within {} s (it died, or is not in this collective)",
                 who_, collective_, prev_, timeout_s_);
     zmq::message_t message;
     (void)in_.recv(message);
-    PieceHeader header{};
-    if (message.size() >= sizeof header) std::memcpy(&header, message.data(), sizeof header);
-    if (message.size() != sizeof header + bytes || header.collective != collective_ || header.piece != received_ ||
-        header.bytes != bytes)
-      fail("{}: trainer {} sent piece {} of collective {} ({} bytes) where piece {} of collective {} ({} bytes) was "
-           "due: the trainers called different collectives, or with different sizes",
-           who_, prev_, header.piece, header.collective, message.size() - std::min(message.size(), sizeof header),
-           received_, collective_, bytes);
-    ++received_;
-    const char* payload = static_cast<const char*>(message.data()) + sizeof header;
-    const int64_t count = bytes / static_cast<int64_t>(sizeof(T));
-    if (reinterpret_cast<uintptr_t>(payload) % alignof(T) == 0) {
-      combine(dst, reinterpret_cast<const T*>(payload), count);
+    return message;
+  }
+
+  // A message that is not the job's: dropped, and said once.
+  void drop(const char* why) {
+    if (dropped_++ == 0)
+      fmt::print(stderr, "the collectives of {}: dropped a message that {} (not from the job's trainer {})\n", who_,
+                 why, prev_);
+  }
+
+  // Waits for the previous member's next piece, opens it (checking that it
+  // is the one due) and adds it into `dst` (`bytes` long), or copies it.
+  template <typename T>
+  void receive_into(T* dst, int64_t bytes, bool add) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s_);
+    for (;;) {
+      const zmq::message_t message = next_message(deadline);
+      PieceHeader header{};
+      if (message.size() >= sizeof header) std::memcpy(&header, message.data(), sizeof header);
+      if (message.size() < sizeof header + kPieceTagBytes || header.bytes > kPieceBytes ||
+          message.size() != sizeof header + header.bytes + kPieceTagBytes) {
+        drop("is not a sealed piece");
+        continue;
+      }
+      const char* sealed = static_cast<const char*>(message.data()) + sizeof header;
+      const bool due = header.collective == collective_ && header.piece == received_ && header.bytes == bytes;
+      // A copy opens straight into place (a refused piece's garbage there is overwritten by the real one).
+      void* plain = due && !add ? static_cast<void*>(dst) : static_cast<void*>(scratch_.data());
+      if (!opener_->open(header, sealed, plain)) {
+        drop("does not open under the job's keys");
+        continue;
+      }
+      if (!due) {
+        if (header.collective < collective_ || (header.collective == collective_ && header.piece < received_)) {
+          drop("replays an earlier piece");
+          continue;
+        }
+        fail("{}: trainer {} sent piece {} of collective {} ({} bytes) where piece {} of collective {} ({} bytes) "
+             "was due: the trainers called different collectives, or with different sizes",
+             who_, prev_, header.piece, header.collective, header.bytes, received_, collective_, bytes);
+      }
+      ++received_;
+      if (add) {
+        const T* src = reinterpret_cast<const T*>(scratch_.data());
+        const int64_t count = bytes / static_cast<int64_t>(sizeof(T));
+        for (int64_t i = 0; i < count; ++i) dst[i] += src[i];
+      }
       return;
     }
-    // libzmq hands small messages at any offset of its receive buffer; reading
-    // T there in place would be a misaligned load (undefined behaviour).
-    std::vector<T> realigned(static_cast<size_t>(count));
-    std::memcpy(realigned.data(), payload, static_cast<size_t>(bytes));
-    combine(dst, realigned.data(), count);
   }
 
   template <typename T>
@@ -149,31 +185,30 @@ class RingCollectives : public CollectiveBackend {
       for (int64_t at = first(c); at < first(c + 1); at += piece)
         send(data + at, std::min(piece, first(c + 1) - at) * static_cast<int64_t>(sizeof(T)));
     };
-    const auto receive_chunk = [&](int c, auto combine) {
+    const auto receive_chunk = [&](int c, bool add) {
       for (int64_t at = first(c); at < first(c + 1); at += piece)
-        receive_into(data + at, std::min(piece, first(c + 1) - at) * static_cast<int64_t>(sizeof(T)), combine);
+        receive_into(data + at, std::min(piece, first(c + 1) - at) * static_cast<int64_t>(sizeof(T)), add);
     };
-    const auto add = [](T* dst, const T* src, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
-    };
-    const auto copy = [](T* dst, const T* src, int64_t n) { std::memcpy(dst, src, n * sizeof(T)); };
     // Reduce-scatter: after it, member r holds the full sum of chunk r + 1.
     for (int step = 0; step < size_ - 1; ++step) {
       send_chunk(chunk(rank_ - step));
-      receive_chunk(chunk(rank_ - step - 1), add);
+      receive_chunk(chunk(rank_ - step - 1), /*add=*/true);
     }
     // All-gather: the sums travel once around the ring.
     for (int step = 0; step < size_ - 1; ++step) {
       send_chunk(chunk(rank_ + 1 - step));
-      receive_chunk(chunk(rank_ - step), copy);
+      receive_chunk(chunk(rank_ - step), /*add=*/false);
     }
   }
 
   const int rank_, size_, next_, prev_, timeout_s_;
   const std::string who_;
   zmq::socket_t in_, out_;
+  std::unique_ptr<PieceCipher> sealer_, opener_;  // this member's key; the previous member's
+  std::vector<uint64_t> scratch_;  // a piece opened for adding (8-byte aligned for every T)
   uint64_t collective_ = 0;
   uint32_t sent_ = 0, received_ = 0;
+  int64_t dropped_ = 0;
 };
 
 }  // namespace

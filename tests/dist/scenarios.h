@@ -38,11 +38,13 @@ int run_hetero_sample(const std::map<std::string, std::string>& flags);
 // dist_worker intrude --endpoints tcp://IP:PORT,... (a job's servers, the
 // rendezvous store first): what a process without the job's key can do, run
 // from another host while the job trains. For each endpoint it prints the
-// greeting's security mechanism (CURVE unless the job is --insecure); with
-// no key, a CURVE key of its own and a wrong PLAIN token, pulls, pushes, a
+// greeting's security mechanism (CURVE unless the job is --insecure, or
+// NULL for a trainer's secured ring, which seals every piece itself: the
+// intruder pushes it a forged piece, which the trainer must drop); with no
+// key, a CURVE key of its own and a wrong PLAIN token, pulls, pushes, a
 // shutdown and a store write must all go unanswered (and so unexecuted).
 // Prints "intruder: N attempts, M refused; K of P ports greet without CURVE"
-// and exits 1 if any was answered or greeted without CURVE.
+// and exits 1 if any was answered.
 int run_intrude(const std::map<std::string, std::string>& flags);
 
 // dist_worker service: calls a service registered by the test's own file

@@ -1,7 +1,7 @@
 // Collectives among the trainers of a job: sums, broadcasts, barriers and
 // gathers over every trainer. By default they travel on the job's secured
-// transport (a ring of CURVE-encrypted ZeroMQ connections that only the
-// job's processes can open); an --insecure job uses c10d's ProcessGroupGloo
+// transport (a ring of ZeroMQ connections whose pieces only the job's
+// processes can seal or open); an --insecure job uses c10d's ProcessGroupGloo
 // (TCP in the clear), as before. libtorch stays out of this header.
 //
 // Contract: every member calls the same collectives in the same order with
