@@ -32,12 +32,15 @@ void bind_nn(py::module_& m) {
   }, py::arg("x"), py::arg("indptr"), py::arg("indices"), py::arg("num_dst"), py::arg("w_self"), py::arg("w_neigh"),
         py::arg("bias"), py::arg("reduce"), py::arg("linear_first"));
   // The same layer on a loader's aggregation of the input rows (x_dst None for gcn).
+  // relu: the layer's activation is ReLU, applied in the layer's own node.
   m.def("sage_conv_aggregated", [](const py::object& x_dst, const torch::Tensor& aggregated, const py::object& w_self,
-                                   const torch::Tensor& w_neigh, const py::object& bias) {
+                                   const torch::Tensor& w_neigh, const py::object& bias, bool relu) {
     const torch::Tensor xd = tensor_or_undefined(x_dst), ws = tensor_or_undefined(w_self), b = tensor_or_undefined(bias);
     py::gil_scoped_release release;
-    return nn::fused_sage_conv_aggregated(xd, aggregated, ws, w_neigh, b);
-  }, py::arg("x_dst"), py::arg("aggregated"), py::arg("w_self"), py::arg("w_neigh"), py::arg("bias"));
+    return nn::fused_sage_conv_aggregated(xd, aggregated, ws, w_neigh, b,
+                                          relu ? std::optional(nn::ReluDropout{0.0, false}) : std::nullopt);
+  }, py::arg("x_dst"), py::arg("aggregated"), py::arg("w_self"), py::arg("w_neigh"), py::arg("bias"),
+        py::arg("relu") = false);
   // Dropout (and relu then dropout) by a counter-based generator seeded from torch's: ~60x cheaper than
   // torch's bernoulli_ mask on a hidden layer (17 us against 1.1 ms at 5,530 x 16).
   m.def("dropout", [](const torch::Tensor& x, double p, bool training) {

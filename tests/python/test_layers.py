@@ -79,6 +79,16 @@ def test_sageconv_on_the_loaders_aggregation_matches_the_formula(aggregator):
     for g1, g2 in zip(torch.autograd.grad(out.square().sum(), params), torch.autograd.grad(ref.square().sum(), params)):
         torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
     assert asked == []
+    # Activations: ReLU runs inside the layer's node, others (and ReLU before a norm) after it.
+    for activation, norm in [(F.relu, None), (torch.nn.ReLU(), None), (torch.tanh, None),
+                             (F.relu, torch.nn.LayerNorm(3))]:
+        layer = tnn.SAGEConv(6, 3, aggregator, activation=activation, norm=norm)
+        layer.load_state_dict(conv.state_dict(), strict=False)
+        got, want = layer(block, x), layer(block, x.clone())
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        wrt = list(layer.parameters())
+        for g1, g2 in zip(torch.autograd.grad(got.square().sum(), wrt), torch.autograd.grad(want.square().sum(), wrt)):
+            torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-5)
     # The aggregation is what the layer used: another one changes the output.
     block._tessera_inputs = PreparedInputs(x, aggregated + 1, aggregator, asked.append)
     assert not torch.allclose(conv(block, x), ref)

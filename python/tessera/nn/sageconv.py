@@ -54,7 +54,7 @@ class SAGEConv(nn.Module):
         pair = isinstance(feat, (tuple, list))
         rst = self._from_loader_aggregation(graph, feat, pair)
         if rst is not None:
-            return self._finish(rst)
+            return rst
         if self.feat_drop.p > 0:
             feat_src = self.feat_drop(feat_src)
             feat_dst = self.feat_drop(feat_dst) if pair else feat_src[: graph.number_of_dst_nodes()]
@@ -103,8 +103,11 @@ class SAGEConv(nn.Module):
         if aggregated is None:
             return None
         x_dst = None if self._aggre_type == "gcn" else feat[: graph.number_of_dst_nodes()]
-        return _C.sage_conv_aggregated(x_dst, aggregated, None if self._aggre_type == "gcn" else self.fc_self.weight,
-                                       self.fc_neigh.weight, self._bias())
+        # A ReLU activation (and no norm after it) runs inside the layer's node: no pass or node of its own.
+        relu = self.norm is None and (self.activation in (F.relu, torch.relu) or isinstance(self.activation, nn.ReLU))
+        rst = _C.sage_conv_aggregated(x_dst, aggregated, None if self._aggre_type == "gcn" else self.fc_self.weight,
+                                      self.fc_neigh.weight, self._bias(), relu)
+        return rst if relu else self._finish(rst)
 
     def _bias(self):
         return self.bias if self._aggre_type == "gcn" else self.fc_self.bias
