@@ -30,7 +30,10 @@
 # DGL 2.0.0 on this machine type: (a) 204 mini-batches/s, (b) 3.5 s per epoch
 # of 50 mini-batches per trainer (28-29/s summed).
 # Usage: bench/sage.sh [EPOCHS]. Data goes to $BENCH_DIR (default /tmp/tessera-bench-sage).
-# PARTS="a b" runs only those parts (a, b, b1 = (b'), b2 = (b''), b3 = (b'''), c, d).
+#   (w) the width column: at each hidden width of WIDTHS (default 16 64 256) the step alone against its bound
+#       (bench_sage_step --hidden) and the (b) job at that width, then one table of both.
+# PARTS="a b" runs only those parts (a, b, b1 = (b'), b2 = (b''), b3 = (b'''), c, d, w). HIDDEN sets (b)-(c)'s
+# hidden width (default 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
@@ -59,7 +62,7 @@ run_job() {
   # "One node per layer, and the input layer's aggregation on the sampler").
   $bin launch --ip-config "$2" --part-config "$dir/p2/rmat.json" --num-servers 1 --num-trainers "$3" \
     --num-samplers "${SAMPLERS:-2}" ${THREADS:+--extra-envs TESSERA_NUM_THREADS=$THREADS} ${5:-} \
-    "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden 16 \
+    "$bin train sage --graph-name rmat --num-epochs $epochs --fan-out 10,25 --batch-size 1000 --num-hidden ${HIDDEN:-16} \
      --num-layers 2 --eval-every 1000 --eval-fan-out 10,25 --log-every 1000 ${6:-} --out $dir/out-\$TESSERA_MACHINE_ID" \
     >"$4" 2>&1 || { cat "$4"; exit 1; }
   python3 - "$4" <<'PY'
@@ -94,7 +97,8 @@ def bound_at(blocks):
     if not os.path.exists("build/bench_sage_step") or not blocks: return float("nan")
     shapes = "/".join(f'{l["src"]:.0f},{l["dst"]:.0f},{l["edges"]:.0f}' for l in blocks)
     out = subprocess.run(["build/bench_sage_step", os.environ["BOUND_GRAPH"], "--threads", os.environ["BOUND_THREADS"],
-                          "--bound-at", shapes], capture_output=True, text=True, check=True).stdout
+                          "--hidden", os.environ.get("HIDDEN", "16"), "--bound-at", shapes],
+                         capture_output=True, text=True, check=True).stdout
     return float(out.split("bound_ms")[1])
 print()
 print("| trainer | layer 0 rows | layer 1 edges | compute per mini-batch (ms) | compute CPU per mini-batch (ms) | step CPU with all-reduce (ms) | bound at its shapes (ms) | share of bound (compute) | share of bound (compute CPU) | sampling CPU per mini-batch (ms) | fetch CPU per mini-batch (ms) |")
@@ -167,6 +171,34 @@ printf '127.0.0.1 %d\n127.0.0.1 %d\n127.0.0.1 %d client\n' "$port" $((port + 10)
   > "$dir/ip_config_server_client.txt"
 want c && run_job "(c) server-client: machines 0 and 1 serve the 2 partitions, 2 trainers on client machine 2, $epochs epochs" \
   "$dir/ip_config_server_client.txt" 2 "$dir/sage_server_client.log"
+
+if want w; then
+  for h in ${WIDTHS:-16 64 256}; do
+    echo
+    echo "## (w) hidden $h: the step alone (bench_sage_step --hidden $h, ${THREADS:-1} thread), then the (b) job"
+    build/bench_sage_step "$dir/p1/rmat.json" --threads "${THREADS:-1}" --hidden "$h" > "$dir/step_w$h.txt"
+    grep -v '_ms ' "$dir/step_w$h.txt" | tail -4
+    HIDDEN=$h run_job "(w) the (b) job at hidden $h, $epochs epochs" "$dir/ip_config.txt" 1 "$dir/sage_w$h.log"
+  done
+  echo
+  echo "## (w) the width column"
+  python3 - "$dir" ${WIDTHS:-16 64 256} <<'PY'
+import json, re, sys
+d = sys.argv[1]
+print("| hidden | step alone (ms) | its bound (ms) | share of bound | job: mini-batches/s summed | job: epoch (s) | job: compute per mini-batch (ms) |")
+print("|---|---|---|---|---|---|---|")
+for h in sys.argv[2:]:
+    step = {k: float(v) for k, v in (line.split() for line in open(f"{d}/step_w{h}.txt") if re.match(r"\w+_ms \S+$", line))}
+    final = None
+    for line in open(f"{d}/sage_w{h}.log"):
+        m = re.match(r'\[m0/trainer/0\] (\{.*\})$', line.strip())
+        if m: final = json.loads(m.group(1))
+    s, b = step["step_ms"], step["bound_ms"]
+    steps = final["epochs"] * final["steps_per_epoch"]
+    print(f'| {h} | {s:.2f} | {b:.2f} | {b / s:.2f} | {final["trainers"] * final["mini_batches_per_s"]:.1f} | '
+          f'{final["epoch_time_s"]:.2f} | {1e3 * final["compute_s"] / steps:.2f} |')
+PY
+fi
 
 if want d; then
   echo
