@@ -234,12 +234,51 @@ def test_with_self_loops_puts_each_destination_first_among_its_edges():
                                    block.indices[block.indptr[d]: block.indptr[d + 1]])
 
 
-def test_layers_reject_a_feature_matrix_of_the_wrong_size():
+LAYERS = {
+    "SAGEConv": lambda: tnn.SAGEConv(4, 3, "mean"),
+    "SAGEConv pool": lambda: tnn.SAGEConv(4, 3, "pool"),
+    "GraphConv": lambda: tnn.GraphConv(4, 3, allow_zero_in_degree=True),
+    "GATConv": lambda: tnn.GATConv(4, 3, 2, allow_zero_in_degree=True),
+    "RelGraphConv": lambda: tnn.RelGraphConv(4, 3, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_name_themselves_and_the_shapes_on_bad_input(name):
+    """Before any kernel runs: the wrong number of rows or columns, a 1-d tensor, integer features, features of
+    another dtype than the weights, and something that is not a block: errors naming the layer and the shapes."""
     block = random_block()
-    with pytest.raises(ValueError, match="source feature rows"):
-        tnn.SAGEConv(4, 3, "mean")(block, torch.randn(3, 4))
+    layer = LAYERS[name]()
+    cls = name.split()[0]
+    extra = (torch.zeros(block.number_of_edges(), dtype=torch.int64),) if cls == "RelGraphConv" else ()
+    n = block.number_of_src_nodes()
+    cases = [
+        (torch.randn(n - 1, 4), ValueError, rf"{cls}: source features of shape \({n - 1}, 4\) for a block of {n} "
+                                            rf"source nodes; expected \[{n}, 4\]"),
+        (torch.randn(n, 5), ValueError, rf"{cls}: source features of shape \({n}, 5\) .* expected \[{n}, 4\]"),
+        (torch.randn(n), ValueError, rf"{cls}: source features of shape \({n},\)"),
+        (torch.ones(n, 4, dtype=torch.int64), TypeError, rf"{cls}: source features must be floating-point, got "
+                                                          rf"torch.int64 of shape \({n}, 4\)"),
+        (torch.randn(n, 4, dtype=torch.float64), TypeError, rf"{cls}: source features are torch.float64 .* the "
+                                                             rf"layer's parameters are torch.float32"),
+    ]
+    for x, error, message in cases:
+        with pytest.raises(error, match=message):
+            layer(block, x, *extra)
+    with pytest.raises(TypeError, match=rf"{cls} runs on a Tessera Block .* not dict"):
+        layer({}, torch.randn(n, 4), *extra)
+    layer(block, torch.randn(n, 4), *extra)  # and the right input runs
+
+
+def test_layers_reject_what_they_do_not_provide():
+    block = random_block()
     with pytest.raises(ValueError, match="lstm"):
         tnn.SAGEConv(4, 3, "lstm")
+    with pytest.raises(ValueError, match="destination features of shape"):
+        tnn.SAGEConv(4, 3, "mean")(block, (torch.randn(block.number_of_src_nodes(), 4), torch.randn(2, 4)))
+    with pytest.raises(TypeError, match="RelGraphConv: etypes must be one integer type per edge"):
+        tnn.RelGraphConv(4, 3, 2)(block, torch.randn(block.number_of_src_nodes(), 4),
+                                  torch.zeros(block.number_of_edges()))
 
 
 def test_typed_linear_applies_each_rows_own_weight():

@@ -13,12 +13,34 @@ def expand_feat(graph, feat):
     return feat, feat[: graph.number_of_dst_nodes()]
 
 
-def check_block(graph, feat_src, layer):
+def check_inputs(layer, module, graph, feat, in_src, in_dst=None):
+    """What every layer checks first, naming itself and the shapes, so that a mistake is an error about the call
+    rather than a kernel's: a Tessera block; floating-point features of the layer's parameters' dtype; source rows
+    [num_src, in_src] (and destination rows [num_dst, in_dst] when `feat` is a pair). Returns (source features,
+    destination features) as expand_feat does."""
     if not hasattr(graph, "indptr"):
-        raise TypeError(f"{layer} runs on a Tessera Block (from DistNodeDataLoader), not {type(graph).__name__}")
-    if feat_src.shape[0] != graph.number_of_src_nodes():
-        raise ValueError(f"{layer}: {feat_src.shape[0]} source feature rows for a block of "
-                         f"{graph.number_of_src_nodes()} source nodes")
+        raise TypeError(f"{layer} runs on a Tessera Block (from DistNodeDataLoader, or tessera.dataloading.Block), "
+                        f"not {type(graph).__name__}")
+    pair = isinstance(feat, (tuple, list))
+    if pair and len(feat) != 2:
+        raise ValueError(f"{layer}: a pair of features is (source, destination), got {len(feat)} tensors")
+    parts = [("source", feat[0] if pair else feat, in_src, graph.number_of_src_nodes())]
+    if pair:
+        parts.append(("destination", feat[1], in_src if in_dst is None else in_dst, graph.number_of_dst_nodes()))
+    dtype = next((p.dtype for p in module.parameters()), None)
+    for what, x, width, rows in parts:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{layer}: {what} features must be a torch.Tensor, not {type(x).__name__}")
+        shape = tuple(x.shape)
+        if not x.is_floating_point():
+            raise TypeError(f"{layer}: {what} features must be floating-point, got {x.dtype} of shape {shape}")
+        if dtype is not None and x.dtype != dtype:
+            raise TypeError(f"{layer}: {what} features are {x.dtype} (shape {shape}) but the layer's parameters are "
+                            f"{dtype}; convert one of them")
+        if x.dim() < 2 or x.shape[0] != rows or (width is not None and x.shape[-1] != width):
+            raise ValueError(f"{layer}: {what} features of shape {shape} for a block of {rows} {what} nodes; "
+                             f"expected [{rows}, {width}] (the layer's in_feats)")
+    return expand_feat(graph, feat)
 
 
 def aggregate(graph, x, reduce):

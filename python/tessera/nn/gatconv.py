@@ -3,7 +3,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._graph import check_block, edge_softmax, edge_weighted_sum, expand_feat
+from ._graph import check_inputs, edge_softmax, edge_weighted_sum
 from .dropout import Dropout
 
 
@@ -58,8 +58,7 @@ class GATConv(nn.Module):
     def forward(self, graph, feat, edge_weight=None, get_attention=False):
         if edge_weight is not None:
             raise ValueError("GATConv: edge_weight is not supported by Tessera's layer")
-        h_src, h_dst = expand_feat(graph, feat)
-        check_block(graph, h_src, "GATConv")
+        h_src, h_dst = check_inputs("GATConv", self, graph, feat, self._in_src_feats, self._in_dst_feats)
         if not self._allow_zero_in_degree and bool((graph.in_degrees() == 0).any()):
             raise ValueError("GATConv: some destination nodes have no in-edges, so their output would be invalid; "
                              "add self-loops or pass allow_zero_in_degree=True (as in DGL)")

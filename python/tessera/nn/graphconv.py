@@ -2,7 +2,7 @@
 import torch
 from torch import nn
 
-from ._graph import aggregate, check_block, expand_feat
+from ._graph import aggregate, check_inputs
 
 
 class GraphConv(nn.Module):
@@ -35,8 +35,7 @@ class GraphConv(nn.Module):
     def forward(self, graph, feat, weight=None, edge_weight=None):
         if edge_weight is not None:
             raise ValueError("GraphConv: edge_weight is not supported by Tessera's layer")
-        feat_src, _ = expand_feat(graph, feat)
-        check_block(graph, feat_src, "GraphConv")
+        feat_src, _ = check_inputs("GraphConv", self, graph, feat, self._in_feats)
         in_deg = graph.in_degrees()
         if not self._allow_zero_in_degree and bool((in_deg == 0).any()):
             raise ValueError("GraphConv: some destination nodes have no in-edges, so their output would be "

@@ -3,7 +3,7 @@ dgl.nn.pytorch.RelGraphConv's signature, parameters and math."""
 import torch
 from torch import nn
 
-from ._graph import check_block, edge_weighted_sum
+from ._graph import check_inputs, edge_weighted_sum
 from .dropout import Dropout
 from .typedlinear import TypedLinear
 
@@ -24,6 +24,7 @@ class RelGraphConv(nn.Module):
         super().__init__()
         if regularizer is not None and num_bases is None:
             num_bases = num_rels
+        self.in_feat = in_feat
         self.linear_r = TypedLinear(in_feat, out_feat, num_rels, regularizer, num_bases)
         self.bias = bias
         self.activation = activation
@@ -39,8 +40,11 @@ class RelGraphConv(nn.Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, g, feat, etypes, norm=None, *, presorted=False):
-        check_block(g, feat, "RelGraphConv")
+        check_inputs("RelGraphConv", self, g, feat, self.in_feat)
         etypes = torch.as_tensor(etypes)
+        if etypes.dtype.is_floating_point or etypes.dim() != 1:
+            raise TypeError(f"RelGraphConv: etypes must be one integer type per edge, got {etypes.dtype} of shape "
+                            f"{tuple(etypes.shape)}")
         if etypes.shape[0] != g.number_of_edges():
             raise ValueError(f"RelGraphConv: {etypes.shape[0]} edge types for a block of {g.number_of_edges()} "
                              f"edges (pass block.edata[dgl.ETYPE])")

@@ -5,7 +5,7 @@ from torch.nn import functional as F
 
 from .. import _C
 from .dropout import Dropout
-from ._graph import aggregate, check_block, expand_feat
+from ._graph import aggregate, check_inputs
 
 
 class SAGEConv(nn.Module):
@@ -49,8 +49,7 @@ class SAGEConv(nn.Module):
     def forward(self, graph, feat, edge_weight=None):
         if edge_weight is not None:
             raise ValueError("SAGEConv: edge_weight is not supported by Tessera's layer")
-        feat_src, feat_dst = expand_feat(graph, feat)
-        check_block(graph, feat_src, "SAGEConv")
+        feat_src, feat_dst = check_inputs("SAGEConv", self, graph, feat, self._in_src_feats, self._in_dst_feats)
         pair = isinstance(feat, (tuple, list))
         rst = self._from_loader_aggregation(graph, feat, pair)
         if rst is not None:
