@@ -32,6 +32,9 @@ std::string PieceCipher::new_salt() {
   return hex;
 }
 
+void PieceCipher::FreeContext::operator()(EVP_CIPHER_CTX* ctx) const { EVP_CIPHER_CTX_free(ctx); }
+
+// ctx_ owns the context from here, so a constructor that fails below frees it too.
 PieceCipher::PieceCipher(const std::string& job_secret_z85, const std::string& context, const std::string& salt_hex)
     : ctx_(EVP_CIPHER_CTX_new()) {
   if (ctx_ == nullptr) fail("the collectives of {}: OpenSSL cannot make a cipher context", context);
@@ -50,25 +53,27 @@ PieceCipher::PieceCipher(const std::string& job_secret_z85, const std::string& c
     fail("the collectives of {}: OpenSSL cannot derive the ring's key", context);
   OPENSSL_cleanse(secret, sizeof secret);
   // The key is set once; each piece sets only its nonce.
-  const bool ok = EVP_CipherInit_ex(ctx_, EVP_aes_256_gcm(), nullptr, nullptr, nullptr, -1) == 1 &&
-                  EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
-                  EVP_CipherInit_ex(ctx_, nullptr, nullptr, key, nullptr, -1) == 1;
+  const bool ok = EVP_CipherInit_ex(ctx_.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr, -1) == 1 &&
+                  EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_GCM_SET_IVLEN, kNonceBytes, nullptr) == 1 &&
+                  EVP_CipherInit_ex(ctx_.get(), nullptr, nullptr, key, nullptr, -1) == 1;
   OPENSSL_cleanse(key, sizeof key);
   if (!ok) fail("the collectives of {}: OpenSSL cannot key AES-256-GCM", context);
 }
 
-PieceCipher::~PieceCipher() { EVP_CIPHER_CTX_free(ctx_); }
+PieceCipher::~PieceCipher() = default;
 
 void PieceCipher::seal(const PieceHeader& header, const void* plain, void* sealed) {
   unsigned char nonce[kNonceBytes];
   nonce_of(header, nonce);
   auto* out = static_cast<unsigned char*>(sealed);
   int len = 0, tail = 0;
-  if (EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nonce, 1) != 1 ||
-      EVP_CipherUpdate(ctx_, nullptr, &len, reinterpret_cast<const unsigned char*>(&header), sizeof header) != 1 ||
-      EVP_CipherUpdate(ctx_, out, &len, static_cast<const unsigned char*>(plain), static_cast<int>(header.bytes)) != 1 ||
-      EVP_CipherFinal_ex(ctx_, out + len, &tail) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, kPieceTagBytes, out + header.bytes) != 1)
+  EVP_CIPHER_CTX* ctx = ctx_.get();
+  const auto* ad = reinterpret_cast<const unsigned char*>(&header);
+  if (EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce, 1) != 1 ||
+      EVP_CipherUpdate(ctx, nullptr, &len, ad, sizeof header) != 1 ||
+      EVP_CipherUpdate(ctx, out, &len, static_cast<const unsigned char*>(plain), static_cast<int>(header.bytes)) != 1 ||
+      EVP_CipherFinal_ex(ctx, out + len, &tail) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kPieceTagBytes, out + header.bytes) != 1)
     fail("the collectives: OpenSSL cannot seal piece {} of collective {}", header.piece, header.collective);
 }
 
@@ -79,12 +84,15 @@ bool PieceCipher::open(const PieceHeader& header, const void* sealed, void* plai
   unsigned char tag[kPieceTagBytes];
   std::memcpy(tag, in + header.bytes, sizeof tag);
   int len = 0, tail = 0;
-  if (EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nonce, 0) != 1 ||
-      EVP_CipherUpdate(ctx_, nullptr, &len, reinterpret_cast<const unsigned char*>(&header), sizeof header) != 1 ||
-      EVP_CipherUpdate(ctx_, static_cast<unsigned char*>(plain), &len, in, static_cast<int>(header.bytes)) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_SET_TAG, kPieceTagBytes, tag) != 1)
+  EVP_CIPHER_CTX* ctx = ctx_.get();
+  const auto* ad = reinterpret_cast<const unsigned char*>(&header);
+  auto* out = static_cast<unsigned char*>(plain);
+  if (EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce, 0) != 1 ||
+      EVP_CipherUpdate(ctx, nullptr, &len, ad, sizeof header) != 1 ||
+      EVP_CipherUpdate(ctx, out, &len, in, static_cast<int>(header.bytes)) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kPieceTagBytes, tag) != 1)
     fail("the collectives: OpenSSL cannot open piece {} of collective {}", header.piece, header.collective);
-  return EVP_CipherFinal_ex(ctx_, static_cast<unsigned char*>(plain) + len, &tail) == 1;
+  return EVP_CipherFinal_ex(ctx, out + len, &tail) == 1;
 }
 
 }  // namespace tessera::distributed

@@ -6,10 +6,11 @@
 //
 // Keys: each member seals what it sends under a key of its own, HMAC-SHA256 keyed by the job's secret key
 // over a context (the group's prefix and the member's rank) and a salt the member draws when it joins
-// (published in the rendezvous store, whose connection is CURVE-encrypted). Only the job's processes hold the secret key,
-// so only they can seal or open; a fresh salt per member and group makes the key fresh, so the nonce, the
-// piece's (collective, piece) numbers, is never reused under one key. The header travels in the clear as
-// associated data: it is authenticated, and a recorded piece replayed later carries numbers already passed.
+// (published in the rendezvous store, whose connection is CURVE-encrypted). Only the job's processes hold the
+// secret key, so only they can seal or open; a fresh salt per member and group makes the key fresh, so the
+// nonce, the piece's (collective, piece) numbers, is never reused under one key. The header travels in the
+// clear as associated data: it is authenticated, and a recorded piece replayed later carries numbers already
+// passed.
 //
 // Contract: a piece that open() refuses leaves `plain` undefined. One object belongs to one thread at a time
 // (it keeps OpenSSL's keyed context). Errors are tessera::Error.
@@ -17,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
@@ -50,7 +52,10 @@ class PieceCipher {
   bool open(const PieceHeader& header, const void* sealed, void* plain);
 
  private:
-  EVP_CIPHER_CTX* ctx_;  // AES-256-GCM under this sender's key
+  struct FreeContext {
+    void operator()(EVP_CIPHER_CTX* ctx) const;
+  };
+  std::unique_ptr<EVP_CIPHER_CTX, FreeContext> ctx_;  // AES-256-GCM under this sender's key
 };
 
 }  // namespace tessera::distributed

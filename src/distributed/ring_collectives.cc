@@ -117,7 +117,8 @@ class RingCollectives : public CollectiveBackend {
   // The next message from the previous member, by the deadline.
   zmq::message_t next_message(std::chrono::steady_clock::time_point deadline) {
     zmq::pollitem_t item{static_cast<void*>(in_), 0, ZMQ_POLLIN, 0};
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    using std::chrono::milliseconds;
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0)
       fail_peer("{}: collective {} got nothing from trainer {} within {} s (it died, or is not in this collective)",
                 who_, collective_, prev_, timeout_s_);
