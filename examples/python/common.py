@@ -127,7 +127,7 @@ def train_epoch(model, optimizers, loader, batch, args, launched, epoch, rank):
         clock.lap("wait")
         x, y = batch(input_nodes, seeds)
         clock.lap("inputs")
-        optimize(optimizers, F.cross_entropy(model(blocks, x), y), args, epoch, step, rank, clock)
+        optimize(optimizers, F.cross_entropy(model(blocks, x), y), args, epoch, step, rank)
         steps += 1
     clock.stop()
     return steps
@@ -143,10 +143,10 @@ def steps_of(loader, ddp, args, launched):
             yield step, batch
 
 
-def optimize(optimizers, loss, args, epoch, step, rank, clock=None):
-    """One step of every optimizer on `loss` (the forward ends here: `clock` times the phases from it); trainer 0
-    logs it every --log-every steps."""
-    clock = clock or STEP_CLOCK
+def optimize(optimizers, loss, args, epoch, step, rank):
+    """One step of every optimizer on `loss` (the forward ends here: STEP_CLOCK times the phases from it);
+    trainer 0 logs it every --log-every steps."""
+    clock = STEP_CLOCK
     clock.lap("forward")
     for optimizer in optimizers:
         optimizer.zero_grad()

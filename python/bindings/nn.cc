@@ -41,15 +41,11 @@ void bind_nn(py::module_& m) {
                                           relu ? std::optional(nn::ReluDropout{0.0, false}) : std::nullopt);
   }, py::arg("x_dst"), py::arg("aggregated"), py::arg("w_self"), py::arg("w_neigh"), py::arg("bias"),
         py::arg("relu") = false);
-  // Dropout (and relu then dropout) by a counter-based generator seeded from torch's: ~60x cheaper than
+  // Dropout by a counter-based generator seeded from torch's (relu_dropout's draws): ~60x cheaper than
   // torch's bernoulli_ mask on a hidden layer (17 us against 1.1 ms at 5,530 x 16).
   m.def("dropout", [](const torch::Tensor& x, double p, bool training) {
     py::gil_scoped_release release;
     return nn::elementwise_dropout(x, p, training);
-  }, py::arg("x"), py::arg("p"), py::arg("training"));
-  m.def("relu_dropout", [](const torch::Tensor& x, double p, bool training) {
-    py::gil_scoped_release release;
-    return nn::relu_dropout(x, p, training);
   }, py::arg("x"), py::arg("p"), py::arg("training"));
   // Whether projecting before aggregating moves fewer bytes (the C++ SageConv's cost model).
   m.def("linear_first_is_cheaper", &nn::linear_first_is_cheaper, py::arg("num_src"), py::arg("num_dst"),

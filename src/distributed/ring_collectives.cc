@@ -64,12 +64,13 @@ class RingCollectives : public CollectiveBackend {
     } catch (const zmq::error_t& e) {
       fail("{}: the collectives cannot listen on {}: {}", who_, wildcard, e.what());
     }
-    // "endpoint salt": where to send to this member, and the salt of the key it seals with.
+    // "endpoint salt" under the member's key: where to send to it, and the salt of the key it seals with (the
+    // store key names the sender in the cipher's context too).
     const std::string secret = store.security().keys.secret_key, salt = PieceCipher::new_salt();
-    sealer_ = std::make_unique<PieceCipher>(secret, context(prefix, rank), salt);
+    sealer_ = std::make_unique<PieceCipher>(secret, key(prefix, rank), salt);
     store.set(key(prefix, rank), in_.get(zmq::sockopt::last_endpoint) + " " + salt);
     out_.connect(field(store.get(key(prefix, next_)), 0));
-    opener_ = std::make_unique<PieceCipher>(secret, context(prefix, prev_), field(store.get(key(prefix, prev_)), 1));
+    opener_ = std::make_unique<PieceCipher>(secret, key(prefix, prev_), field(store.get(key(prefix, prev_)), 1));
   }
 
   void all_reduce_sum(void* data, int64_t count, DType dtype) override {
@@ -93,7 +94,6 @@ class RingCollectives : public CollectiveBackend {
 
  private:
   static std::string key(const std::string& prefix, int rank) { return fmt::format("{}ring/{}", prefix, rank); }
-  static std::string context(const std::string& prefix, int rank) { return fmt::format("{}ring/{}", prefix, rank); }
   // Field i of a published "endpoint salt".
   static std::string field(const std::string& published, int i) {
     const size_t space = published.find(' ');

@@ -17,6 +17,16 @@
 #include "tessera/base/timer.h"
 
 namespace tessera::sampling {
+namespace {
+
+// Input rows are aggregated as float32 vectors only (aggregate_inputs, set_input_aggregation).
+void check_aggregatable(const std::string& feature, const store::TensorSpec& f) {
+  if (f.dtype != DType::kFloat32 || f.row_shape.size() != 1)
+    fail("aggregating input rows needs float32 vectors, but '{}' holds {} of shape [{}]", feature,
+         dtype_name(f.dtype), f.row_elems());
+}
+
+}  // namespace
 
 DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSampler& sampler, std::vector<int64_t> seeds,
                                LoaderOptions options)
@@ -37,10 +47,7 @@ DistDataLoader::DistDataLoader(distributed::Context& ctx, const DistNeighborSamp
     if (!options_.typed_inputs.empty() || options_.pyg_layout)
       fail("a loader that aggregates its input rows fetches one feature tensor in blocks (no typed inputs, no PyG "
            "layout)");
-    const store::TensorSpec& f = fetch_.feature_spec;
-    if (!fetch_.feature.empty() && (f.dtype != DType::kFloat32 || f.row_shape.size() != 1))
-      fail("aggregating input rows needs float32 vectors, but '{}' holds {} of shape [{}]", fetch_.feature,
-           dtype_name(f.dtype), f.row_elems());
+    if (!fetch_.feature.empty()) check_aggregatable(fetch_.feature, fetch_.feature_spec);
   }
   const int64_t n = static_cast<int64_t>(seeds_.size());
   num_batches_ = options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
@@ -112,13 +119,10 @@ void DistDataLoader::set_fetch(const std::string& feature, const std::string& la
 void DistDataLoader::set_input_aggregation(std::optional<nn::CsrReduce> reduce) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (reduce) {
-    const store::TensorSpec& f = fetch_.feature_spec;
     if (fetch_.feature.empty() || options_.pyg_layout || options_.aggregate_inputs)
       fail("set_input_aggregation: the loader must fetch one feature tensor into blocks (set_fetch first; no PyG "
            "layout, no aggregate_inputs option)");
-    if (f.dtype != DType::kFloat32 || f.row_shape.size() != 1)
-      fail("set_input_aggregation needs float32 vectors, but '{}' holds {} of shape [{}]", fetch_.feature,
-           dtype_name(f.dtype), f.row_elems());
+    check_aggregatable(fetch_.feature, fetch_.feature_spec);
   }
   fetch_.aggregate = reduce;
 }

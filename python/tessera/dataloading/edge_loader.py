@@ -9,7 +9,7 @@ from ..distributed import context
 from ..distributed.tensor import to_ids
 from ..graph.graph import Graph
 from ..graph.hetero_graph import HeteroGraph
-from .loader import DistNodeDataLoader, check_loader_arguments, sampler_seconds
+from .loader import DistNodeDataLoader, check_loader_arguments
 from .negative_sampler import BUILT_IN
 
 _EXCLUDE = (None, "self", "reverse_id", "reverse_types", "reverse")
@@ -86,10 +86,7 @@ class DistEdgeDataLoader(DistNodeDataLoader):
             negatives, getattr(negative_sampler, "k", 0), getattr(negative_sampler, "exclude_self_loops", True),
             getattr(negative_sampler, "replace", False), exclude_name, reverse, reverse_types,
             exclude_callback, negative_callback, *pairs))
-        self._epoch = 0
-        self._input_reduce = None
-        self.sampler_seconds = sampler_seconds()
-        self._start_prefetch()
+        self._begin()
 
     def __iter__(self):
         for input_nodes, seeds, blocks, pairs in self._epoch_batches():

@@ -77,9 +77,15 @@ class DistNodeDataLoader:
         self._c = context.register_loader(_C.DataLoader(
             graph_sampler.c_sampler(g), seeds, int(batch_size), bool(shuffle), bool(drop_last), samplers, seed,
             seed_ntype=self._seed_ntypes[0] if self._seed_ntypes else ""))
+        self._begin()
+
+    def _begin(self):
+        """The state a loader's batches start from, once its C++ loader exists (both loaders)."""
         self._epoch = 0
         self._input_reduce = None  # what the samplers aggregate blocks[0]'s input rows by (_aggregate_inputs)
-        self.sampler_seconds = sampler_seconds()
+        # The sampler threads' wall and CPU seconds over the batches handed out, sampling blocks and fetching
+        # rows: what a step costs outside the training thread, servers aside.
+        self.sampler_seconds = {"sample": 0.0, "fetch": 0.0, "sample_cpu": 0.0, "fetch_cpu": 0.0}
         self._start_prefetch()
 
     def _plan_prefetch(self, g, graph_sampler, labels):
@@ -238,12 +244,6 @@ class DistNodeDataLoader:
         output_nodes[nt]._tessera_learn = lambda nf: self._learn_typed("label", nt, nf)
         if labels is not None:
             output_nodes[nt]._tessera_rows = {_C.node_tensor_name(nt, self._label): labels}
-
-
-def sampler_seconds():
-    """A loader's `sampler_seconds`: its sampler threads' wall and CPU seconds over the batches it handed out,
-    sampling blocks and fetching rows (what a step costs outside the training thread, servers aside)."""
-    return {"sample": 0.0, "fetch": 0.0, "sample_cpu": 0.0, "fetch_cpu": 0.0}
 
 
 class PreparedInputs:
