@@ -1,5 +1,7 @@
 // In-process tests of the pieces under the runtime: the wire header's
 // checks, row operations and locks, the partition book.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -91,6 +93,55 @@ TEST(RowOps, ConcurrentAddsUnderStripeLocksLoseNothing) {
   EXPECT_EQ(d[1 * 16], 0.0f);
 }
 
+TEST(RowOps, ReadsOfAWritableTensorNeverSeeHalfAWrite) {
+  // One thread assigns whole rows (all i, for i = 1, 2, ...) while this one gathers them, as a server's pull
+  // handler reads rows that another process's pushes write: every row read must be one write's, uniform.
+  store::LocalTensor t = zeros_tensor(4, 1024);
+  ASSERT_TRUE(t.writable);
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data());
+  const std::vector<int64_t> rows{0, 1, 2, 3};
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::vector<float> v(rows.size() * 1024);
+    for (int i = 1; i <= 20000; ++i) {
+      std::fill(v.begin(), v.end(), static_cast<float>(i));
+      store::assign_rows(t, rows.data(), 4, v.data(), locks);
+    }
+    done = true;
+  });
+  std::vector<float> out(rows.size() * 1024);
+  int64_t reads = 0, torn = 0;
+  while (!done) {
+    store::gather_rows(t, rows.data(), 4, locks, out.data());
+    for (size_t r = 0; r < rows.size(); ++r, ++reads) {
+      const float* row = out.data() + r * 1024;
+      torn += std::any_of(row, row + 1024, [&](float x) { return x != row[0]; });
+    }
+  }
+  writer.join();
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(torn, 0) << "of " << reads << " rows read";
+}
+
+TEST(RowOps, OnlyWritableTensorsAreReadUnderTheirStripeLocks) {
+  store::LocalTensor t = zeros_tensor(4, 2);
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data(), 1);
+  const std::vector<int64_t> row{2};
+  locks.lock(store::RowLocks::stripe(t.lock_key, 2));  // a writer inside its section, for good
+  std::vector<float> out(2);
+  t.writable = false;  // features loaded from the partition files: never written, read without locks
+  EXPECT_NO_THROW(store::gather_rows(t, row.data(), 1, locks, out.data()));
+  t.writable = true;  // the read waits for the stripe, here until it is taken for a dead holder's
+  try {
+    store::gather_rows(t, row.data(), 1, locks, out.data());
+    FAIL() << "a writable tensor's row was read without its stripe lock";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has been held for over 1 s"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RowOps, AStripeHeldByADeadProcessIsAnErrorNotAHang) {
   std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
   store::RowLocks locks(memory.data(), 1);
@@ -116,7 +167,7 @@ TEST(RowOps, BadRowsAndReadOnlyTensorsAreErrorsBeforeAnyWrite) {
   t.writable = false;
   const std::vector<int64_t> ok{1};
   try {
-    store::assign_rows(t, ok.data(), 1, v.data());
+    store::assign_rows(t, ok.data(), 1, v.data(), locks);
     FAIL() << "wrote to a read-only tensor";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos);

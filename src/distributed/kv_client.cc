@@ -174,19 +174,27 @@ void pull_rows_into(Context& ctx, net::Client* client, int rotation, const store
       fail("tensor {}: local rows have {} bytes, expected {}", spec.name, t.rows.row_bytes(), rb);
     const int64_t limit = t.num_rows();
     const char* src = static_cast<const char*>(t.rows.raw());
+    // A tensor the job writes (a DistTensor, embeddings) is read under the machine's row locks, since other
+    // processes' pushes and optimizer steps write its rows in place meanwhile; on this thread, since a lock
+    // never released throws and no exception may leave an OpenMP region (even an inactive one).
+    store::RowLocks* locks = t.writable ? &ctx.local_locks() : nullptr;
     bool in_range = true;
-    const bool parallel = rb * static_cast<size_t>(count) >= kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel) reduction(&& : in_range)
-    for (int64_t i = 0; i < count; ++i) {
+    // Row i's copy (none for a remote row); false when the row is past the local partition.
+    const auto copy = [&](int64_t i) {
       const int64_t r = local_row[i];
       if (i + kPrefetchRows < count && local_row[i + kPrefetchRows] >= 0 && local_row[i + kPrefetchRows] < limit)
         prefetch_row_kept(src + local_row[i + kPrefetchRows] * rb, rb);
-      if (r < 0) continue;
-      if (r >= limit) {
-        in_range = false;
-        continue;
-      }
-      std::memcpy(place(i), src + r * rb, rb);
+      if (r < 0) return true;
+      if (r >= limit) return false;
+      store::copy_row(t, r, rb, locks, place(i));
+      return true;
+    };
+    if (locks != nullptr) {
+      for (int64_t i = 0; i < count; ++i) in_range = copy(i) && in_range;
+    } else {
+      const bool parallel = rb * static_cast<size_t>(count) >= kParallelBytes;
+#pragma omp parallel for schedule(static) if (parallel) reduction(&& : in_range)
+      for (int64_t i = 0; i < count; ++i) in_range = copy(i) && in_range;
     }
     if (!in_range) fail("tensor {}: the local partition holds fewer rows than the partition book says", spec.name);
   }
@@ -251,7 +259,7 @@ void push_rows(Context& ctx, const store::TensorSpec& spec, const int64_t* ids, 
     const int64_t n = static_cast<int64_t>(split.local_rows[p].size());
     if (store::LocalTensor* t = written_in_place(ctx, p, spec.name)) {
       if (mode == store::PushMode::kAdd) store::add_rows(*t, split.local_rows[p].data(), n, rows.raw(), ctx.local_locks());
-      else store::assign_rows(*t, split.local_rows[p].data(), n, rows.raw());
+      else store::assign_rows(*t, split.local_rows[p].data(), n, rows.raw(), ctx.local_locks());
       continue;
     }
     Header h = net::make_header(server::kPush, 0, spec.name);

@@ -45,8 +45,7 @@ void copy_rows_locked(const store::LocalTensor& t, const int64_t* rows, int64_t 
   const float* base = t.rows.data<float>();
   for (int64_t i = 0; i < count; ++i) {
     if (i + kPrefetchRows < count) prefetch_row_kept(base + rows[i + kPrefetchRows] * width, row_bytes);
-    store::RowGuard guard(locks, store::RowLocks::stripe(t.lock_key, rows[i]));
-    std::memcpy(out + i * width, base + rows[i] * width, row_bytes);
+    store::copy_row(t, rows[i], row_bytes, &locks, out + i * width);
   }
 }
 

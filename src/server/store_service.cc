@@ -17,7 +17,7 @@ net::Frames serve_pull(ServerState& state, net::Request& request, net::Header* r
   store::LocalTensor& t = state.tensor(net::header_name(request.header));
   int64_t n = 0;
   const int64_t* rows = net::ids_frame(request, 0, &n);
-  Array out = store::gather_rows(t, rows, n);
+  Array out = store::gather_rows(t, rows, n, state.locks);
   net::set_shape(reply, out.dtype(), out.shape());
   net::Frames frames;
   frames.push_back(net::frame_of(out));
@@ -33,7 +33,7 @@ net::Frames serve_push(ServerState& state, net::Request& request, net::Header*) 
   if (request.header.iarg == static_cast<int64_t>(store::PushMode::kAdd))
     store::add_rows(t, rows, n, request.frames[1].data(), state.locks);
   else
-    store::assign_rows(t, rows, n, request.frames[1].data());
+    store::assign_rows(t, rows, n, request.frames[1].data(), state.locks);
   return {};
 }
 

@@ -68,11 +68,17 @@ void check_step(const LocalTensor& weight, std::initializer_list<StateOf> states
   }
 }
 
-void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, void* out) {
+void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, RowLocks& locks, void* out) {
   check_rows(tensor, rows, count);
   const size_t row_bytes = tensor.rows.row_bytes();
   const char* src = static_cast<const char*>(tensor.rows.raw());
   char* dst = static_cast<char*>(out);
+  RowLocks* held = read_locks(tensor, locks);
+  if (held != nullptr) {
+    // One thread: a lock that is never released throws, and no exception may leave an OpenMP region.
+    for (int64_t i = 0; i < count; ++i) copy_row(tensor, rows[i], row_bytes, held, dst + i * row_bytes);
+    return;
+  }
   const bool parallel = row_bytes * static_cast<size_t>(count) >= kParallelBytes;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t i = 0; i < count; ++i) {
@@ -81,21 +87,24 @@ void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, 
   }
 }
 
-Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count) {
+Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, RowLocks& locks) {
   std::vector<int64_t> shape = tensor.rows.shape();
   shape[0] = count;
   Array out = Array::uninitialized(tensor.rows.dtype(), shape);
-  gather_rows(tensor, rows, count, out.mutable_raw());
+  gather_rows(tensor, rows, count, locks, out.mutable_raw());
   return out;
 }
 
-void assign_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values) {
+void assign_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values, RowLocks& locks) {
   check_writable(tensor);
   check_rows(tensor, rows, count);
   const size_t row_bytes = tensor.rows.row_bytes();
   char* dst = static_cast<char*>(tensor.rows.mutable_raw());
   const char* src = static_cast<const char*>(values);
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + rows[i] * row_bytes, src + i * row_bytes, row_bytes);
+  for (int64_t i = 0; i < count; ++i) {
+    RowGuard guard(locks, RowLocks::stripe(tensor.lock_key, rows[i]));
+    std::memcpy(dst + rows[i] * row_bytes, src + i * row_bytes, row_bytes);
+  }
 }
 
 void add_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values, RowLocks& locks) {

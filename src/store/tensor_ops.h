@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "tessera/base/array.h"
 #include "store/row_locks.h"
@@ -14,11 +15,34 @@ namespace tessera::store {
 // Checks rows[i] in [0, tensor rows); `who` prefixes the error.
 void check_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count);
 
-// Gathers rows into `out` (count x row bytes), in parallel for large batches.
-void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, void* out);
-Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count);
+// The locks a read of `tensor` takes: `locks` for a writable tensor, whose
+// rows pushes and sparse optimizer steps of other threads and processes
+// write in place (an unlocked copy could see half an update); none for one
+// loaded read-only from the partition files (the features: no cost there).
+inline RowLocks* read_locks(const LocalTensor& tensor, RowLocks& locks) {
+  return tensor.writable ? &locks : nullptr;
+}
 
-void assign_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values);
+// Copies row `row` of `tensor` (`row_bytes`) to `out`, under the row's stripe
+// lock when `locks` is not null. The row is not bounds-checked.
+inline void copy_row(const LocalTensor& tensor, int64_t row, size_t row_bytes, RowLocks* locks, void* out) {
+  const char* src = static_cast<const char*>(tensor.rows.raw()) + row * static_cast<int64_t>(row_bytes);
+  if (locks == nullptr) {
+    std::memcpy(out, src, row_bytes);
+    return;
+  }
+  RowGuard guard(*locks, RowLocks::stripe(tensor.lock_key, row));
+  std::memcpy(out, src, row_bytes);
+}
+
+// Gathers rows into `out` (count x row bytes), in parallel for large batches;
+// each row of a writable tensor under its stripe lock (read_locks).
+void gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, RowLocks& locks, void* out);
+Array gather_rows(const LocalTensor& tensor, const int64_t* rows, int64_t count, RowLocks& locks);
+
+// tensor[rows[i]] = values[i], each row under its stripe lock (so a locked
+// reader never sees half of it).
+void assign_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values, RowLocks& locks);
 // tensor[rows[i]] += values[i], atomically per row (duplicates accumulate).
 void add_rows(LocalTensor& tensor, const int64_t* rows, int64_t count, const void* values, RowLocks& locks);
 
