@@ -11,6 +11,7 @@
 
 #include "kge/all_entities_step.h"
 #include "kge/ranker.h"
+#include "tessera/base/error.h"
 #include "tessera/base/random.h"
 
 namespace tessera::kge {
@@ -36,31 +37,56 @@ torch::Tensor ids(const std::vector<int64_t>& v) {
   return torch::tensor(std::vector<int64_t>(v.begin(), v.end()), torch::kInt64);
 }
 
+// Dropout's masks as the step applied them (undefined: none): each query's
+// anchor and relation row, query i < n the tail query of positive i, n + i
+// its head query; and the candidate table's.
+struct Masks {
+  torch::Tensor anchors, relations, candidates;
+};
+
+torch::Tensor masked(const torch::Tensor& x, const torch::Tensor& mask) { return mask.defined() ? x * mask : x; }
+
 // The loss by autograd: each end of each positive scored against every
 // entity through ScoreFunction::negative, cross-entropy, the penalty as
-// the step defines it (distinct entities once, relation rows per use).
+// the step defines it (distinct entities once, relation rows per use, on
+// the rows themselves, not their dropped copies).
 double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool reciprocal,
                      const sampling::TripleBatch& b, const torch::Tensor& e, const torch::Tensor& r,
-                     torch::Tensor* entity_grad, torch::Tensor* relation_grad) {
+                     torch::Tensor* entity_grad, torch::Tensor* relation_grad, const Masks& masks = {}) {
   const auto score = make_score_function(model);
   const torch::Tensor E = e.clone().set_requires_grad(true), R = r.clone().set_requires_grad(true);
   const torch::Tensor h = ids(b.head), rel = ids(b.relation), t = ids(b.tail);
-  const torch::Tensor tails = score->negative(E.index_select(0, h).unsqueeze(0), R.index_select(0, rel).unsqueeze(0),
-                                              E.unsqueeze(0), false)[0];
   const torch::Tensor inverse = reciprocal ? rel + kRelations : rel;
-  const torch::Tensor heads = score->negative(E.index_select(0, t).unsqueeze(0),
-                                              R.index_select(0, inverse).unsqueeze(0), E.unsqueeze(0), !reciprocal)[0];
+  const int64_t n = b.size();
+  const torch::Tensor anchors = masked(E.index_select(0, torch::cat({h, t})), masks.anchors);
+  const torch::Tensor rows = masked(R.index_select(0, torch::cat({rel, inverse})), masks.relations);
+  const torch::Tensor candidates = masked(E, masks.candidates).unsqueeze(0);
+  const torch::Tensor tails =
+      score->negative(anchors.narrow(0, 0, n).unsqueeze(0), rows.narrow(0, 0, n).unsqueeze(0), candidates, false)[0];
+  const torch::Tensor heads = score->negative(anchors.narrow(0, n, n).unsqueeze(0), rows.narrow(0, n, n).unsqueeze(0),
+                                              candidates, !reciprocal)[0];
   torch::Tensor loss = torch::nn::functional::cross_entropy(torch::cat({tails, heads}), torch::cat({t, h}));
   if (reg.coefficient > 0) {
     const torch::Tensor used = std::get<0>(torch::_unique(torch::cat({h, t})));
-    torch::Tensor rows = R.index_select(0, rel).abs().pow(reg.norm).sum();
-    if (reciprocal) rows = rows + R.index_select(0, inverse).abs().pow(reg.norm).sum();
-    loss = loss + reg.coefficient * E.index_select(0, used).abs().pow(reg.norm).sum() + reg.relation() * rows;
+    torch::Tensor penalty = R.index_select(0, rel).abs().pow(reg.norm).sum();
+    if (reciprocal) penalty = penalty + R.index_select(0, inverse).abs().pow(reg.norm).sum();
+    loss = loss + reg.coefficient * E.index_select(0, used).abs().pow(reg.norm).sum() + reg.relation() * penalty;
   }
   loss.backward();
   *entity_grad = E.grad();
   *relation_grad = R.grad();
   return loss.item<double>();
+}
+
+// A draw's mask over `count` rows of `width` (row i from query_draw(draw, i, width)), or one mask of the whole
+// `count x width` block: 0 where dropped, 1 / (1 - p) where kept.
+torch::Tensor mask_of(const nn::detail::DropoutDraw& draw, int64_t count, int64_t width, bool per_row) {
+  const torch::Tensor ones = torch::ones({count, width});
+  torch::Tensor mask = torch::empty_like(ones);
+  if (!per_row) nn::detail::dropout_forward(ones.data_ptr<float>(), count * width, draw, mask.data_ptr<float>());
+  for (int64_t i = 0; per_row && i < count; ++i)
+    nn::detail::dropout_forward(ones.data_ptr<float>(), width, query_draw(draw, i, width), mask[i].data_ptr<float>());
+  return mask;
 }
 
 TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
@@ -90,6 +116,58 @@ TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
           EXPECT_LT((gr - want_r).abs().max().item<float>(), 1e-5f);
           EXPECT_GT(ge.abs().sum().item<float>(), 0.f);
         }
+}
+
+TEST(KgeOneVsAll, DropoutMatchesAutogradThroughTheStepsOwnMasks) {
+  for (const Model kind : {Model::kDistMult, Model::kComplEx, Model::kRESCAL})
+    for (const bool reciprocal : {false, true})
+      for (const EmbeddingDropout dropout :
+           {EmbeddingDropout{0.3, 0}, EmbeddingDropout{0, 0.4}, EmbeddingDropout{0.25, 0.5}}) {
+        SCOPED_TRACE(model_name(kind) + (reciprocal ? " reciprocal" : "") + " entity " +
+                     std::to_string(dropout.entity) + " relation " + std::to_string(dropout.relation));
+        const ScoreOptions model{kind, 8, 0.0, false, false};
+        const Regularization reg{0.01, 3};
+        torch::manual_seed(13);
+        const torch::Tensor e = torch::randn({kEntities, 8}) * 0.7;
+        const int64_t relation_dim = make_score_function(model)->relation_dim();
+        const torch::Tensor r = torch::randn({kRelations * (reciprocal ? 2 : 1), relation_dim}) * 0.7;
+        const sampling::TripleBatch b = positives(4);
+        AllEntitiesStep step(model, reg, kRelations, reciprocal, 5, dropout);
+        torch::Tensor ge = torch::empty_like(e), gr = torch::empty_like(r), want_e, want_r;
+        double cross_entropy = 0;
+        const double loss = step.loss_and_gradients(b, e, r, &ge, &gr, &cross_entropy);
+        const StepDraws& d = step.last_draws();
+        const int64_t queries = 2 * b.size();
+        Masks masks;
+        if (dropout.entity > 0) {
+          masks.anchors = mask_of(d.anchors, queries, 8, true);
+          masks.candidates = mask_of(d.candidates, kEntities, 8, false);
+          // Some elements dropped, not all, and the anchors' masks differ between queries.
+          EXPECT_GT((masks.candidates == 0).sum().item<int64_t>(), 0);
+          EXPECT_GT((masks.candidates > 0).sum().item<int64_t>(), 0);
+          EXPECT_FALSE(masks.anchors[0].equal(masks.anchors[1]));
+        }
+        if (dropout.relation > 0) masks.relations = mask_of(d.relations, queries, relation_dim, true);
+        const double want = autograd_loss(model, reg, reciprocal, b, e, r, &want_e, &want_r, masks);
+        EXPECT_NEAR(loss, want, 1e-5 * std::max(1.0, std::abs(want)));
+        EXPECT_LT((ge - want_e).abs().max().item<float>(), 1e-5f);
+        EXPECT_LT((gr - want_r).abs().max().item<float>(), 1e-5f);
+        // Not the loss without dropout: the masks were applied.
+        torch::Tensor plain_e, plain_r;
+        EXPECT_GT(std::abs(loss - autograd_loss(model, reg, reciprocal, b, e, r, &plain_e, &plain_r)), 1e-4);
+      }
+}
+
+TEST(KgeOneVsAll, DropoutDropsItsShareOfTheTable) {
+  for (const double p : {0.05, 0.44}) {
+    const nn::detail::DropoutDraw draw = nn::detail::DropoutDraw::from_generator(p);
+    torch::Tensor mask = mask_of(draw, 1000, 100, false);
+    EXPECT_NEAR((mask == 0).to(torch::kFloat64).mean().item<double>(), p, 0.005);
+    mask = mask_of(draw, 1000, 100, true);  // per row: one stream over the rows
+    EXPECT_NEAR((mask == 0).to(torch::kFloat64).mean().item<double>(), p, 0.005);
+  }
+  EXPECT_THROW(AllEntitiesStep({Model::kComplEx, 8, 0.0, false, false}, {}, kRelations, false, 5, {1.0, 0}),
+               Error);
 }
 
 TEST(KgeOneVsAll, ModelsWithoutAProductScoreAndBadChunksAreRefused) {

@@ -232,6 +232,10 @@ TEST(KgeOneVsAllTrain, FlagsItCannotServeAreRefusedUpFront) {
   expect_tessera_error(run + " --train_mode 1vsAll --model_name ComplEx --num_proc 2", "drop --num_proc 2");
   expect_tessera_error(run + " --model_name ComplEx --reciprocal", "--reciprocal trains inverse relations with");
   expect_tessera_error(run + " --train_mode KvsAll", "--train_mode must be negative_sampling (DGL-KE's) or 1vsAll");
+  expect_tessera_error(run + " --model_name ComplEx --entity_dropout 0.2",
+                       "--entity_dropout drops embedding elements in --train_mode 1vsAll's step");
+  expect_tessera_error(run + " --train_mode 1vsAll --model_name ComplEx --relation_dropout 1",
+                       "--relation_dropout must be in [0, 1), got 1");
   expect_tessera_error(run + " --train_mode 1vsAll --model_name DistMult --hidden_dim 100000 --all_scores_mb 1",
                        "raise it, or train with --train_mode negative_sampling");
   EXPECT_FALSE(fs::exists(dir / "out/good_DistMult_entity.npy"));

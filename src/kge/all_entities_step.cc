@@ -19,6 +19,13 @@ constexpr int64_t kMinChunkRows = 16;
 
 int64_t non_finite(const torch::Tensor& t) { return (~torch::isfinite(t)).sum().item<int64_t>(); }
 
+// out += g, through dropout's draw when `dropped` (g is overwritten).
+void add_through_draw(float* g, int64_t n, bool dropped, const nn::detail::DropoutDraw& draw, float* out) {
+  if (dropped) nn::detail::dropout_backward(g, n, draw, g);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) out[j] += g[j];
+}
+
 }  // namespace
 
 std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed) {
@@ -50,17 +57,42 @@ int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_
   return rows >= std::min(queries, kMinChunkRows) ? rows : 0;
 }
 
+nn::detail::DropoutDraw query_draw(const nn::detail::DropoutDraw& base, int64_t query, int64_t width) {
+  // Query i's elements take the quads of draws after query i - 1's: one stream over the queries' rows.
+  nn::detail::DropoutDraw d = base;
+  d.seed += static_cast<uint64_t>(query) * static_cast<uint64_t>((width + 3) / 4) * nn::detail::kDrawStep;
+  return d;
+}
+
 AllEntitiesStep::AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations,
-                                 bool reciprocal, int64_t chunk_rows)
+                                 bool reciprocal, int64_t chunk_rows, EmbeddingDropout dropout)
     : model_(make_fused_model(model)),
       reg_(reg),
       num_relations_(num_relations),
       reciprocal_(reciprocal),
-      chunk_rows_(chunk_rows) {
+      chunk_rows_(chunk_rows),
+      dropout_(dropout) {
   const std::string refusal = all_entities_refusal(model, 1, false);
   if (!refusal.empty()) fail("{}", refusal);
   if (model_->transforms_relations()) fail("1vsAll: {} reads transformed relation rows", model_name(model.model));
   if (chunk_rows_ < 1) fail("1vsAll: a chunk of scores needs at least one query, got {}", chunk_rows_);
+  for (const double p : {dropout.entity, dropout.relation})
+    if (!(p >= 0 && p < 1)) fail("1vsAll: a dropout probability must be in [0, 1), got {}", p);
+}
+
+void AllEntitiesStep::query_rows(int64_t i, const float* e, const float* r, const float** anchor,
+                                 const float** relation) {
+  const int64_t de = model_->entity_dim(), dr = model_->relation_dim();
+  *anchor = e + anchors_[i] * de;
+  *relation = r + relations_[i] * dr;
+  if (dropout_.entity > 0) {
+    nn::detail::dropout_forward(*anchor, de, query_draw(draws_.anchors, i, de), anchor_row_.data());
+    *anchor = anchor_row_.data();
+  }
+  if (dropout_.relation > 0) {
+    nn::detail::dropout_forward(*relation, dr, query_draw(draws_.relations, i, dr), relation_row_.data());
+    *relation = relation_row_.data();
+  }
 }
 
 double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const torch::Tensor& entities,
@@ -96,12 +128,30 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
   }
   if (!scores_.defined() || scores_.size(1) != num_entities)
     scores_ = torch::empty({chunk_rows_, num_entities}, torch::kFloat32);
+  // Dropout's draws for this step (none taken without dropout, so its runs keep their random stream).
+  const auto draw = [](double p) {
+    return p > 0 ? nn::detail::DropoutDraw::from_generator(p) : nn::detail::DropoutDraw::relu_only();
+  };
+  draws_ = {draw(dropout_.entity), draw(dropout_.relation), draw(dropout_.entity)};
+  anchor_row_.resize(de);
+  relation_row_.resize(dr);
   float* q = queries_.data_ptr<float>();
-  for (int64_t i = 0; i < queries; ++i) m.query(e + anchors_[i] * de, r + relations_[i] * dr, as_head_[i], q + i * de);
+  for (int64_t i = 0; i < queries; ++i) {
+    const float *anchor, *relation;
+    query_rows(i, e, r, &anchor, &relation);
+    m.query(anchor, relation, as_head_[i], q + i * de);
+  }
+  // The candidates: the table itself, or its copy with this step's dropout.
+  torch::Tensor candidates = entities;
+  if (dropout_.entity > 0) {
+    if (!candidates_.defined() || candidates_.sizes() != entities.sizes()) candidates_ = torch::empty_like(entities);
+    nn::detail::dropout_forward(e, entities.numel(), draws_.candidates, candidates_.data_ptr<float>());
+    candidates = candidates_;
+  }
 
   entity_grad->zero_();
   relation_grad->zero_();
-  const torch::Tensor candidates_t = entities.t();
+  const torch::Tensor candidates_t = candidates.t();
   const float inv = 1.0f / static_cast<float>(queries);
   double ce = 0;
   for (int64_t first = 0; first < queries; first += chunk_rows_) {
@@ -117,17 +167,36 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
     s.sub_(lse.unsqueeze(1)).exp_().mul_(inv);
     for (int64_t i = 0; i < rows; ++i) sp[i * num_entities + targets_[first + i]] -= inv;
     torch::Tensor dq = query_grad_.narrow(0, first, rows);
-    torch::mm_out(dq, s, entities);
+    torch::mm_out(dq, s, candidates);
     entity_grad->addmm_(s.t(), qc);
   }
   *cross_entropy = ce / static_cast<double>(queries);
 
   float* ge = entity_grad->data_ptr<float>();
   float* gr = relation_grad->data_ptr<float>();
+  // What reached the candidates' copy reaches the table through the same draws.
+  if (dropout_.entity > 0) nn::detail::dropout_backward(ge, entity_grad->numel(), draws_.candidates, ge);
   const float* dq = query_grad_.data_ptr<float>();
-  for (int64_t i = 0; i < queries; ++i)
-    m.query_backward(dq + i * de, e + anchors_[i] * de, r + relations_[i] * dr, as_head_[i], ge + anchors_[i] * de,
-                     gr + relations_[i] * dr);
+  if (dropout_.entity == 0 && dropout_.relation == 0) {
+    for (int64_t i = 0; i < queries; ++i)
+      m.query_backward(dq + i * de, e + anchors_[i] * de, r + relations_[i] * dr, as_head_[i], ge + anchors_[i] * de,
+                       gr + relations_[i] * dr);
+  } else {
+    // Each query's gradients through its own copies, then back through its draws into the table's rows.
+    anchor_grad_.resize(de);
+    relation_grad_row_.resize(dr);
+    for (int64_t i = 0; i < queries; ++i) {
+      const float *anchor, *relation;
+      query_rows(i, e, r, &anchor, &relation);
+      std::fill(anchor_grad_.begin(), anchor_grad_.end(), 0.f);
+      std::fill(relation_grad_row_.begin(), relation_grad_row_.end(), 0.f);
+      m.query_backward(dq + i * de, anchor, relation, as_head_[i], anchor_grad_.data(), relation_grad_row_.data());
+      add_through_draw(anchor_grad_.data(), de, dropout_.entity > 0, query_draw(draws_.anchors, i, de),
+                       ge + anchors_[i] * de);
+      add_through_draw(relation_grad_row_.data(), dr, dropout_.relation > 0, query_draw(draws_.relations, i, dr),
+                       gr + relations_[i] * dr);
+    }
+  }
 
   // The -rc penalty as the negative-sampling steps take it: each distinct
   // entity of the batch once, each relation row once per positive using it.

@@ -30,6 +30,7 @@
 
 #include "kge_step.h"
 #include "nn/kge/fused_models.h"
+#include "nn/relu_dropout_kernels.h"
 
 namespace tessera::kge {
 
@@ -45,12 +46,29 @@ int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t
 // batch's 2 x batch_size, and 0 when not even the smallest chunk fits.
 int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t batch_size, int64_t budget_bytes);
 
+// Dropout on the embeddings a step reads, in training only (LibKGE's
+// embedder dropout): each element of a query's anchor row (`entity`) and
+// relation row (`relation`) is zeroed with that probability and the rest
+// scaled by 1 / (1 - p), each query with its own draws, and the candidate
+// table's elements (`entity`) with one draw per step. The penalty reads the
+// rows themselves.
+struct EmbeddingDropout {
+  double entity = 0, relation = 0;
+};
+
+// The draws a step took (its base seeds): query i's anchor and relation rows
+// take query_draw(base, i, their width), the candidate table `candidates`.
+struct StepDraws {
+  nn::detail::DropoutDraw anchors, relations, candidates;
+};
+nn::detail::DropoutDraw query_draw(const nn::detail::DropoutDraw& base, int64_t query, int64_t width);
+
 class AllEntitiesStep {
  public:
   // `num_relations`: the graph's (the table holds twice as many with
   // `reciprocal`, the inverses after them).
   AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations, bool reciprocal,
-                  int64_t chunk_rows);
+                  int64_t chunk_rows, EmbeddingDropout dropout = {});
 
   // One step on `batch`'s positives (its negatives are not used).
   void run(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
@@ -62,17 +80,28 @@ class AllEntitiesStep {
                             const torch::Tensor& relations, torch::Tensor* entity_grad, torch::Tensor* relation_grad,
                             double* cross_entropy);
 
+  // The dropout draws of the last loss_and_gradients (a test rebuilds its masks).
+  const StepDraws& last_draws() const { return draws_; }
+
  private:
+  // Query i's anchor and relation rows as its scores read them: the table's
+  // rows, or copies with the query's dropout in the step's scratch rows.
+  void query_rows(int64_t i, const float* entities, const float* relations, const float** anchor,
+                  const float** relation);
+
   std::unique_ptr<FusedModel> model_;
   Regularization reg_;
   int64_t num_relations_;
   bool reciprocal_;
   int64_t chunk_rows_;
+  EmbeddingDropout dropout_;
+  StepDraws draws_;
   // Kept between steps.
   std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, targets_, batch_entities_;
   Distinct distinct_entities_;
   std::vector<char> as_head_;
-  torch::Tensor queries_, query_grad_, scores_, entity_grad_, relation_grad_;
+  std::vector<float> anchor_row_, relation_row_, anchor_grad_, relation_grad_row_;
+  torch::Tensor queries_, query_grad_, scores_, candidates_, entity_grad_, relation_grad_;
 };
 
 }  // namespace tessera::kge

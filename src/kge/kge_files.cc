@@ -51,7 +51,9 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
           {"regularization_coef_rel", o.regularization_coef_rel},
           {"loss_genre", o.loss_genre},
           {"train_mode", o.train_mode},
-          {"reciprocal", o.reciprocal}};
+          {"reciprocal", o.reciprocal},
+          {"entity_dropout", o.entity_dropout},
+          {"relation_dropout", o.relation_dropout}};
 }
 
 KgeOptions options_from_config(const std::string& save_path, const KgeOptions& base) {

@@ -70,7 +70,8 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
            job.kg.name, entities, (all_entities_min_bytes(entities, score.entity_dim(), o.batch_size) >> 20) + 1,
            o.all_scores_mb);
     steps_.emplace_back(
-        std::make_unique<AllEntitiesStep>(score_options(o), reg, job.kg.num_relations, o.reciprocal, rows));
+        std::make_unique<AllEntitiesStep>(score_options(o), reg, job.kg.num_relations, o.reciprocal, rows,
+                                          EmbeddingDropout{o.entity_dropout, o.relation_dropout}));
     return;
   }
   for (size_t w = 0; w < job.worker_triples.size(); ++w) steps_.emplace_back(score_options(o), score, loss, reg);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,14 @@ void validate(const KgeOptions& o) {
   if (o.reciprocal && o.train_mode != "1vsAll")
     fail("--reciprocal trains inverse relations with --train_mode 1vsAll; negative_sampling (DGL-KE's training) has "
          "no reciprocal form here");
+  for (const auto& [flag, p] :
+       {std::pair{"--entity_dropout", o.entity_dropout}, {"--relation_dropout", o.relation_dropout}}) {
+    if (!(p >= 0 && p < 1)) fail("{} must be in [0, 1), got {}", flag, p);
+    if (p > 0 && o.train_mode != "1vsAll")
+      fail("{} drops embedding elements in --train_mode 1vsAll's step; negative_sampling (DGL-KE's training) has no "
+           "dropout here",
+           flag);
+  }
   if (o.train_mode == "1vsAll") {
     const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, runs_distributed(o));
     if (!refusal.empty()) fail("{}", refusal);

@@ -97,6 +97,8 @@ void add_eval_flags(CLI::App* cmd, KgeOptions* o) {
 void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_option("--train_mode", o->train_mode, "negative_sampling (DGL-KE's, default) or 1vsAll (all entities)");
   cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
+  cmd->add_option("--entity_dropout", o->entity_dropout, "1vsAll: dropout on entity embeddings (default 0)");
+  cmd->add_option("--relation_dropout", o->relation_dropout, "1vsAll: dropout on relation embeddings (default 0)");
   cmd->add_option("--all_scores_mb", o->all_scores_mb, "1vsAll: memory for scores and dense gradient (default 2048)");
   cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel, "the relations' -rc (default -1: -rc's)");
 }

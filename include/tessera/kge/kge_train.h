@@ -54,6 +54,10 @@ struct KgeOptions {
   // Each relation r gets an inverse r' whose own row predicts heads as tails
   // of (t, r', ?), in training and evaluation (LibKGE's reciprocal model).
   bool reciprocal = false;
+  // 1vsAll: dropout on the embeddings a step reads (LibKGE's embedder
+  // dropout): the queries' anchor rows and the candidate table, and the
+  // queries' relation rows; training only.
+  double entity_dropout = 0, relation_dropout = 0;
   // 1vsAll: the most memory its scores and dense entity gradient may take.
   int64_t all_scores_mb = 2048;
   int64_t max_step = 80000;  // per worker, as in DGL-KE
