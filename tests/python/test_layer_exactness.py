@@ -1,8 +1,12 @@
 """Each tessera.nn layer on Tessera's kernels (float32: the fused SAGEConv node, the CSR aggregation kernels,
 Tessera's dropout) against the same layer in float64, where every layer runs torch's generic ops under autograd:
-output and every gradient (input and parameters) to 1e-5, for each option the layer takes, on blocks with
-isolated destinations and sources that feed no destination. Dropout is compared on the mask the float32 run
-drew (drawn again from the same seed) applied by hand on the float64 side."""
+output and every gradient (input and parameters) to 1e-5 of the tensor's largest magnitude, for each option the
+layer takes, on blocks with isolated destinations and sources that feed no destination. Dropout is compared on the
+mask the float32 run drew (drawn again from the same seed) applied by hand on the float64 side.
+
+The bar is relative to each tensor's scale, not to each element: float32 cannot meet 1e-5 element by element where
+an op is ill-conditioned, and torch's own float32 ops are not either (a LayerNorm over 3 features on torch 2.15:
+one element of fc_pool.weight's gradient 3.9e-5 off relative to itself, 3.5e-6 of the tensor's scale)."""
 import copy
 import itertools
 
@@ -25,6 +29,14 @@ def block_with_holes(seed=0, num_src=14, num_dst=6, self_loops=False):
     t = lambda v: torch.tensor(v, dtype=torch.int64)  # noqa: E731
     block = Block(num_dst, torch.arange(100, 100 + num_src), t(indptr), t(indices), torch.arange(len(indices)))
     return block.with_self_loops() if self_loops else block
+
+
+def assert_near(got, want, what):
+    """got (float32, as float64) within 1e-5 of want's largest magnitude (at least 1), element by element."""
+    scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
+    error = (got - want).abs().max().item() if want.numel() else 0.0
+    assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} against {tuple(want.shape)}"
+    assert error <= 1e-5 * scale, f"{what}: off by {error:.3g}, more than 1e-5 of its scale {scale:.3g}"
 
 
 def compare(layer, block, in_feats, extra=(), drop=None, seed=7):
@@ -52,7 +64,7 @@ def compare(layer, block, in_feats, extra=(), drop=None, seed=7):
     out64 = layer64(block, x64 * mask if drop and drop[1] == "input" else x64, *extra)
     if drop is not None and drop[1] == "output":
         out64 = out64 * mask
-    torch.testing.assert_close(out32.double(), out64, rtol=1e-5, atol=1e-5)
+    assert_near(out32.double(), out64, "output")
     weights = torch.randn(out64.shape, dtype=torch.float64)
     grads32 = torch.autograd.grad((out32 * weights.float()).sum(), [x32] + list(layer.parameters()),
                                   allow_unused=True)
@@ -61,7 +73,7 @@ def compare(layer, block, in_feats, extra=(), drop=None, seed=7):
     for name, g32, g64 in zip(names, grads32, grads64):
         assert (g32 is None) == (g64 is None), name
         if g32 is not None:
-            torch.testing.assert_close(g32.double(), g64, rtol=1e-5, atol=1e-5, msg=lambda m: f"{name}: {m}")
+            assert_near(g32.double(), g64, f"{name}'s gradient")
 
 
 @pytest.mark.parametrize("aggregator,bias,activation,feat_drop,first_cheaper",
