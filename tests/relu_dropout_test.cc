@@ -7,9 +7,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <vector>
 
 #include "tessera/base/error.h"
 #include "tessera/nn/relu_dropout.h"
+#include "nn/relu_dropout_kernels.h"
 
 namespace tessera::nn {
 namespace {
@@ -38,6 +40,30 @@ TEST(ReluDropout, MatchesTheUnfusedOpsOnItsMask) {
     (torch::relu(x_ref) * kept.to(torch::kFloat32) / (1.0 - p)).backward(g);
     EXPECT_TRUE(torch::allclose(x.grad(), x_ref.grad(), 1e-5, 1e-7)) << "p = " << p;
   }
+}
+
+// The kernels' draws are quad_draws' bits whichever vector path took them (kernels.x86-64 reruns this on the
+// portable build, the default run on the host's own: AVX2's emulated 64-bit products, AVX-512's), and a draw that
+// keeps everything takes none.
+TEST(ReluDropout, TheKernelsDrawQuadDrawsBitsAtEveryCpuLevel) {
+  const detail::DropoutDraw draw = detail::DropoutDraw::with_seed(0x1234567890abcdefULL, 0.5);
+  const int64_t n = 1000;  // blocks of 64 and a partial one
+  std::vector<float> x(n, 1.0f), out(n);
+  detail::dropout_forward(x.data(), n, draw, out.data());
+  int64_t wrong = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    const uint64_t quad = detail::quad_draws(draw, static_cast<uint64_t>(e / 4));
+    const uint32_t bits = static_cast<uint32_t>(quad >> (16 * (e % 4))) & 0xffff;
+    wrong += (out[e] != 0.0f) != (bits < draw.keep_below);
+  }
+  EXPECT_EQ(wrong, 0);
+  const detail::DropoutDraw keep_all = detail::DropoutDraw::with_seed(7, 0.0);
+  x[3] = -2.0f;
+  detail::relu_dropout_forward(x.data(), n, keep_all, out.data());
+  EXPECT_EQ(out[3], 0.0f);
+  EXPECT_EQ(out[4], 1.0f);
+  detail::dropout_forward(x.data(), n, keep_all, out.data());
+  EXPECT_EQ(out[3], -2.0f);
 }
 
 TEST(ReluDropout, SeededRunsRepeatAndEvaluationIsRelu) {
