@@ -37,27 +37,22 @@ inline uint64_t quad_draws(const DropoutDraw& d, uint64_t q) {
   return z ^ (z >> 31);
 }
 
-#if defined(__AVX512DQ__) && defined(__AVX512VL__)
-// quad_draws of quads q, q + 1, q + 2, q + 3 in one register's four 64-bit
-// lanes (the kernels' AVX-512 build): the draws of elements [4q, 4q + 16).
-inline __m256i quad_draws_x4(const DropoutDraw& d, uint64_t q) {
-  const __m256i quads = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(q)), _mm256_set_epi64x(3, 2, 1, 0));
-  __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(d.seed)),
-                               _mm256_mullo_epi64(quads, _mm256_set1_epi64x(static_cast<int64_t>(kDrawStep))));
-  z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix1)));
-  z = _mm256_mullo_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), _mm256_set1_epi64x(static_cast<int64_t>(kDrawMix2)));
-  return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-}
-#elif defined(__AVX2__)
-// The same four quads on AVX2, which has no 64-bit multiply: each product
-// from three 32 x 32 -> 64-bit ones (the high halves' product falls off the
-// 64 bits). The same bits as quad_draws, four at a time: the portable
-// build's dropout would otherwise hash one quad at a time.
+#if defined(__AVX2__)
+// Four lanes' 64-bit products: AVX-512's own instruction, or on AVX2, which
+// has none, three 32 x 32 -> 64-bit products (the high halves' falls off).
 inline __m256i mullo64(__m256i a, __m256i b) {
+#if defined(__AVX512DQ__) && defined(__AVX512VL__)
+  return _mm256_mullo_epi64(a, b);
+#else
   const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b),
                                          _mm256_mul_epu32(a, _mm256_srli_epi64(b, 32)));
   return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
+#endif
 }
+
+// quad_draws of quads q, q + 1, q + 2, q + 3 in one register's four 64-bit
+// lanes (the kernels' AVX2 and AVX-512 builds): the draws of elements
+// [4q, 4q + 16), the same bits as quad_draws.
 inline __m256i quad_draws_x4(const DropoutDraw& d, uint64_t q) {
   const __m256i quads = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(q)), _mm256_set_epi64x(3, 2, 1, 0));
   __m256i z = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<int64_t>(d.seed)),
