@@ -180,11 +180,12 @@ TEST(KgeOneVsAll, ModelsWithoutAProductScoreAndBadChunksAreRefused) {
   EXPECT_NE(all_entities_refusal({Model::kDistMult, 8, 0.0, false, false}, 1, true).find("servers"), std::string::npos);
   EXPECT_EQ(all_entities_refusal({Model::kComplEx, 8, 0.0, false, false}, 1, false), "");
   // 1,000 entities x 64 wide: the gradient alone takes 256,000 bytes.
-  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000), 0);
-  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000 + 4000 * 15), 0);  // 15 queries: below the smallest chunk
-  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, 256000 + 4000 * 100), 100);
-  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 512, int64_t{1} << 30), 1024);  // the whole batch, both ends
-  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 4, 256000 + 4000 * 8), 8);      // a batch smaller than a chunk
+  // A batch of 512 positives asks 1,024 queries in 1vsAll.
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 1024, 256000), 0);
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 1024, 256000 + 4000 * 15), 0);  // 15 queries: below the smallest chunk
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 1024, 256000 + 4000 * 100), 100);
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 1024, int64_t{1} << 30), 1024);  // the whole batch, both ends
+  EXPECT_EQ(all_entities_chunk_rows(1000, 64, 8, 256000 + 4000 * 8), 8);       // a batch smaller than a chunk
 }
 
 TEST(KgeOneVsAll, ReciprocalRankingScoresHeadsWithTheInverseRows) {

@@ -28,30 +28,31 @@ void add_through_draw(float* g, int64_t n, bool dropped, const nn::detail::Dropo
 
 }  // namespace
 
-std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed) {
+std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed, const std::string& mode) {
   const std::unique_ptr<FusedModel> fused = make_fused_model(model);
   if (fused == nullptr || fused->negative_kind() != NegativeKind::kDot)
     return fmt::format(
-        "--train_mode 1vsAll scores a query against every entity as one matrix product, which {}'s score is not "
+        "--train_mode {} scores a query against every entity as one matrix product, which {}'s score is not "
         "here; it trains DistMult, ComplEx and RESCAL. Train {} with --train_mode negative_sampling",
-        model_name(model.model), model_name(model.model));
+        mode, model_name(model.model), model_name(model.model));
   if (num_proc != 1)
     return fmt::format(
-        "--train_mode 1vsAll runs one worker, whose matrix products use every thread: drop --num_proc {} "
+        "--train_mode {} runs one worker, whose matrix products use every thread: drop --num_proc {} "
         "(--num_thread sets the threads)",
-        num_proc);
+        mode, num_proc);
   if (distributed)
-    return "--train_mode 1vsAll does not yet train with the entity table on the servers: run it standalone "
-           "(--data_path), or use --train_mode negative_sampling under tessera launch";
+    return fmt::format(
+        "--train_mode {} does not yet train with the entity table on the servers: run it standalone "
+        "(--data_path), or use --train_mode negative_sampling under tessera launch",
+        mode);
   return "";
 }
 
-int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t batch_size) {
-  return static_cast<int64_t>(sizeof(float)) * num_entities * (entity_dim + std::min(2 * batch_size, kMinChunkRows));
+int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t queries) {
+  return static_cast<int64_t>(sizeof(float)) * num_entities * (entity_dim + std::min(queries, kMinChunkRows));
 }
 
-int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t batch_size, int64_t budget_bytes) {
-  const int64_t queries = 2 * batch_size;
+int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t queries, int64_t budget_bytes) {
   const int64_t left = budget_bytes - static_cast<int64_t>(sizeof(float)) * num_entities * entity_dim;
   const int64_t rows = std::min(queries, std::max<int64_t>(0, left) / (static_cast<int64_t>(sizeof(float)) * num_entities));
   return rows >= std::min(queries, kMinChunkRows) ? rows : 0;
@@ -65,19 +66,59 @@ nn::detail::DropoutDraw query_draw(const nn::detail::DropoutDraw& base, int64_t 
 }
 
 AllEntitiesStep::AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations,
-                                 bool reciprocal, int64_t chunk_rows, EmbeddingDropout dropout)
+                                 bool reciprocal, int64_t chunk_rows, EmbeddingDropout dropout, MultiLabel kvsall)
     : model_(make_fused_model(model)),
       reg_(reg),
       num_relations_(num_relations),
       reciprocal_(reciprocal),
       chunk_rows_(chunk_rows),
-      dropout_(dropout) {
+      dropout_(dropout),
+      kvsall_(kvsall) {
   const std::string refusal = all_entities_refusal(model, 1, false);
   if (!refusal.empty()) fail("{}", refusal);
   if (model_->transforms_relations()) fail("1vsAll: {} reads transformed relation rows", model_name(model.model));
   if (chunk_rows_ < 1) fail("1vsAll: a chunk of scores needs at least one query, got {}", chunk_rows_);
   for (const double p : {dropout.entity, dropout.relation})
     if (!(p >= 0 && p < 1)) fail("1vsAll: a dropout probability must be in [0, 1), got {}", p);
+  if (!(kvsall.label_smoothing >= 0 && kvsall.label_smoothing < 1))
+    fail("KvsAll: label smoothing must be in [0, 1), got {}", kvsall.label_smoothing);
+  if (kvsall.label_smoothing > 0 && kvsall.queries == nullptr)
+    fail("label smoothing smooths KvsAll's multi-label targets; 1vsAll has one answer per query");
+}
+
+void AllEntitiesStep::set_queries(const sampling::TripleBatch& b) {
+  const int64_t n = b.size(), queries = kvsall_.queries != nullptr ? n : 2 * n;
+  anchors_.resize(queries);
+  relations_.resize(queries);
+  as_head_.resize(queries);
+  target_offsets_.assign(1, 0);
+  targets_.clear();
+  if (kvsall_.queries != nullptr) {
+    const KvsAllQueries& kq = *kvsall_.queries;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t q = b.tail[i];
+      if (q < 0 || q >= kq.size()) fail("KvsAll: batch row {} names query {} of {}", i, q, kq.size());
+      anchors_[i] = b.head[i];
+      relations_[i] = b.relation[i];
+      as_head_[i] = kq.as_head[q];
+      targets_.insert(targets_.end(), kq.answers_of(q), kq.answers_of(q) + kq.num_answers(q));
+      target_offsets_.push_back(static_cast<int64_t>(targets_.size()));
+    }
+    return;
+  }
+  // Query i < n asks for the tail of positive i, query n + i for its head.
+  targets_.resize(queries);
+  for (int64_t i = 0; i < n; ++i) {
+    anchors_[i] = b.head[i];
+    relations_[i] = b.relation[i];
+    targets_[i] = b.tail[i];
+    as_head_[i] = false;
+    anchors_[n + i] = b.tail[i];
+    relations_[n + i] = reciprocal_ ? b.relation[i] + num_relations_ : b.relation[i];
+    targets_[n + i] = b.head[i];
+    as_head_[n + i] = !reciprocal_;
+  }
+  for (int64_t i = 1; i <= queries; ++i) target_offsets_.push_back(i);
 }
 
 void AllEntitiesStep::query_rows(int64_t i, const float* e, const float* r, const float** anchor,
@@ -99,27 +140,14 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
                                            const torch::Tensor& relations, torch::Tensor* entity_grad,
                                            torch::Tensor* relation_grad, double* cross_entropy) {
   const FusedModel& m = *model_;
-  const int64_t n = b.size(), queries = 2 * n, num_entities = entities.size(0);
+  const int64_t num_entities = entities.size(0);
   const int64_t de = m.entity_dim(), dr = m.relation_dim();
   const int64_t relation_rows = num_relations_ * (reciprocal_ ? 2 : 1);
   if (entities.size(1) != de || relations.size(1) != dr || relations.size(0) != relation_rows)
     fail("1vsAll: tables of {} x {} and {} x {} do not fit the model ({} and {} {}-wide relation rows)", num_entities,
          entities.size(1), relations.size(0), relations.size(1), de, relation_rows, dr);
-  // Query i < n asks for the tail of positive i, query n + i for its head.
-  anchors_.resize(queries);
-  relations_.resize(queries);
-  targets_.resize(queries);
-  as_head_.resize(queries);
-  for (int64_t i = 0; i < n; ++i) {
-    anchors_[i] = b.head[i];
-    relations_[i] = b.relation[i];
-    targets_[i] = b.tail[i];
-    as_head_[i] = false;
-    anchors_[n + i] = b.tail[i];
-    relations_[n + i] = reciprocal_ ? b.relation[i] + num_relations_ : b.relation[i];
-    targets_[n + i] = b.head[i];
-    as_head_[n + i] = !reciprocal_;
-  }
+  set_queries(b);
+  const int64_t n = b.size(), queries = static_cast<int64_t>(anchors_.size());
   const float* e = entities.data_ptr<float>();
   const float* r = relations.data_ptr<float>();
   if (!queries_.defined() || queries_.size(0) < queries || queries_.size(1) != de) {
@@ -160,12 +188,39 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
     torch::Tensor s = scores_.narrow(0, 0, rows);
     torch::mm_out(s, qc, candidates_t);
     const torch::Tensor lse = s.logsumexp(1);
+    // Label smoothing spreads 1 / entities over every candidate: its share of the target needs the row sums.
+    const float smooth = static_cast<float>(kvsall_.label_smoothing);
+    const torch::Tensor row_sums = smooth > 0 ? s.sum(1) : torch::Tensor();
+    const float* sums_p = smooth > 0 ? row_sums.data_ptr<float>() : nullptr;
     const float* lse_p = lse.data_ptr<float>();
     float* sp = s.data_ptr<float>();
-    for (int64_t i = 0; i < rows; ++i) ce += lse_p[i] - sp[i * num_entities + targets_[first + i]];
-    // d loss / d score: (softmax - one-hot) / queries, in place of the scores.
-    s.sub_(lse.unsqueeze(1)).exp_().mul_(inv);
-    for (int64_t i = 0; i < rows; ++i) sp[i * num_entities + targets_[first + i]] -= inv;
+    // Per query: the target weight of each answer and of every candidate (smoothing's), normalised to sum to 1.
+    answer_weight_.resize(rows);
+    uniform_weight_.resize(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t begin = target_offsets_[first + i], end = target_offsets_[first + i + 1];
+      const float total = (1 - smooth) * static_cast<float>(end - begin) + (smooth > 0 ? 1.f : 0.f);
+      answer_weight_[i] = (1 - smooth) / total;
+      uniform_weight_[i] = smooth > 0 ? 1.f / (static_cast<float>(num_entities) * total) : 0.f;
+      double target_score = 0;
+      for (int64_t k = begin; k < end; ++k) target_score += sp[i * num_entities + targets_[k]];
+      target_score *= answer_weight_[i];
+      if (smooth > 0) target_score += static_cast<double>(uniform_weight_[i]) * sums_p[i];
+      ce += lse_p[i] - target_score;
+    }
+    // d loss / d score: (softmax - target) / queries, in place of the scores.
+    s.sub_(lse.unsqueeze(1)).exp_();
+    for (int64_t i = 0; i < rows; ++i) {
+      float* row = sp + i * num_entities;
+      if (uniform_weight_[i] > 0) {
+        const float u = uniform_weight_[i];
+#pragma omp simd
+        for (int64_t j = 0; j < num_entities; ++j) row[j] -= u;
+      }
+      for (int64_t k = target_offsets_[first + i]; k < target_offsets_[first + i + 1]; ++k)
+        row[targets_[k]] -= answer_weight_[i];
+    }
+    s.mul_(inv);
     torch::Tensor dq = query_grad_.narrow(0, first, rows);
     torch::mm_out(dq, s, candidates);
     entity_grad->addmm_(s.t(), qc);
@@ -203,14 +258,17 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
   double entity_sum = 0, relation_sum = 0;
   if (reg_.coefficient > 0) {
     const float c = static_cast<float>(reg_.coefficient);
-    b.entities(&batch_entities_);  // heads and tails: a positives-only batch has no negatives
+    // The queries' anchors and answers: 1vsAll's heads and tails.
+    batch_entities_.assign(anchors_.begin(), anchors_.end());
+    batch_entities_.insert(batch_entities_.end(), targets_.begin(), targets_.end());
     distinct(batch_entities_, &distinct_entities_);
     for (const int64_t id : distinct_entities_.unique)
       entity_sum += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
   }
   if (reg_.relation() > 0) {
     const float c = static_cast<float>(reg_.relation());
-    const int64_t relation_uses = reciprocal_ ? queries : n;
+    // 1vsAll without --reciprocal asks both of a positive's queries through one row: counted once.
+    const int64_t relation_uses = (reciprocal_ || kvsall_.queries != nullptr) ? queries : n;
     for (int64_t i = 0; i < relation_uses; ++i)
       relation_sum += penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
   }

@@ -1,10 +1,13 @@
-// One 1vsAll training step (LibKGE's 1vsAll; Lacroix et al.'s training of
-// ComplEx-N3): each positive (h, r, t) of the batch asks two queries, its
-// tail given (h, r) and its head given (r, t) (with --reciprocal: its head
-// as the tail of (t, r', ?), r' the inverse relation's own row), and each
-// query is scored against every entity. The loss is the softmax
-// cross-entropy of the true answer among all of them, averaged over the
-// queries, plus the -rc penalty of the rows the batch names.
+// One 1vsAll or KvsAll training step (LibKGE's; Lacroix et al.'s training
+// of ComplEx-N3). 1vsAll: each positive (h, r, t) of the batch asks two
+// queries, its tail given (h, r) and its head given (r, t) (with
+// --reciprocal: its head as the tail of (t, r', ?), r' the inverse
+// relation's own row). KvsAll: each row of the batch is a query of
+// kvsall_queries.h with all its known answers. Each query is scored against
+// every entity; the loss is the softmax cross-entropy of the query's target
+// distribution (its answers, equally; with label smoothing ls, LibKGE's
+// labels (1 - ls) [answer] + 1 / entities, normalised) among all of them,
+// averaged over the queries, plus the -rc penalty of the rows the batch names.
 //
 // For the models whose score is a product with the candidate entity
 // (DistMult, ComplEx, RESCAL; fused_models.h's kDot) the queries' scores are one
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "kge_step.h"
+#include "kvsall_queries.h"
 #include "nn/kge/fused_models.h"
 #include "nn/relu_dropout_kernels.h"
 
@@ -36,15 +40,18 @@ namespace tessera::kge {
 
 // Why `options` cannot train this way ("" when they can); the reason names
 // the flag and what to use instead. Checked before the graph is read.
-std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed);
+// `mode`: the --train_mode the reason names (1vsAll or KvsAll).
+std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed,
+                                 const std::string& mode = "1vsAll");
 
-// Bytes a 1vsAll step needs at least beside the tables: the dense entity
-// gradient and the smallest chunk of scores it runs.
-int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t batch_size);
+// Bytes a step of `queries` queries needs at least beside the tables: the
+// dense entity gradient and the smallest chunk of scores it runs.
+int64_t all_entities_min_bytes(int64_t num_entities, int64_t entity_dim, int64_t queries);
 
 // The queries a chunk of scores holds within `budget_bytes`: at most the
-// batch's 2 x batch_size, and 0 when not even the smallest chunk fits.
-int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t batch_size, int64_t budget_bytes);
+// batch's `queries` (1vsAll: 2 x batch_size; KvsAll: batch_size), and 0 when
+// not even the smallest chunk fits.
+int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_t queries, int64_t budget_bytes);
 
 // Dropout on the embeddings a step reads, in training only (LibKGE's
 // embedder dropout): each element of a query's anchor row (`entity`) and
@@ -58,6 +65,12 @@ struct EmbeddingDropout {
 
 // The draws a step took (its base seeds): query i's anchor and relation rows
 // take query_draw(base, i, their width), the candidate table `candidates`.
+// KvsAll: the queries a batch's rows name, and LibKGE's label smoothing.
+struct MultiLabel {
+  const KvsAllQueries* queries = nullptr;  // null: 1vsAll
+  double label_smoothing = 0;              // in [0, 1)
+};
+
 struct StepDraws {
   nn::detail::DropoutDraw anchors, relations, candidates;
 };
@@ -66,11 +79,13 @@ nn::detail::DropoutDraw query_draw(const nn::detail::DropoutDraw& base, int64_t 
 class AllEntitiesStep {
  public:
   // `num_relations`: the graph's (the table holds twice as many with
-  // `reciprocal`, the inverses after them).
+  // `reciprocal`, the inverses after them). `kvsall.queries`, when given,
+  // outlives the step.
   AllEntitiesStep(const ScoreOptions& model, const Regularization& reg, int64_t num_relations, bool reciprocal,
-                  int64_t chunk_rows, EmbeddingDropout dropout = {});
+                  int64_t chunk_rows, EmbeddingDropout dropout = {}, MultiLabel kvsall = {});
 
-  // One step on `batch`'s positives (its negatives are not used).
+  // One step on `batch`'s positives (its negatives are not used); with
+  // KvsAll on its rows (anchor, relation row, query id) of the queries.
   void run(const sampling::TripleBatch& batch, EmbeddingTable& entities, EmbeddingTable& relations, StepTimes* times);
 
   // The batch's loss (cross-entropy plus penalty) and its gradients into
@@ -88,6 +103,8 @@ class AllEntitiesStep {
   // rows, or copies with the query's dropout in the step's scratch rows.
   void query_rows(int64_t i, const float* entities, const float* relations, const float** anchor,
                   const float** relation);
+  // The step's queries and their answers (target_offsets_, targets_) from the batch.
+  void set_queries(const sampling::TripleBatch& batch);
 
   std::unique_ptr<FusedModel> model_;
   Regularization reg_;
@@ -95,12 +112,14 @@ class AllEntitiesStep {
   bool reciprocal_;
   int64_t chunk_rows_;
   EmbeddingDropout dropout_;
+  MultiLabel kvsall_;
   StepDraws draws_;
   // Kept between steps.
-  std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, targets_, batch_entities_;
+  std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, target_offsets_, targets_,
+      batch_entities_;
   Distinct distinct_entities_;
   std::vector<char> as_head_;
-  std::vector<float> anchor_row_, relation_row_, anchor_grad_, relation_grad_row_;
+  std::vector<float> answer_weight_, uniform_weight_, anchor_row_, relation_row_, anchor_grad_, relation_grad_row_;
   torch::Tensor queries_, query_grad_, scores_, candidates_, entity_grad_, relation_grad_;
 };
 

@@ -52,6 +52,7 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
           {"loss_genre", o.loss_genre},
           {"train_mode", o.train_mode},
           {"reciprocal", o.reciprocal},
+          {"label_smoothing", o.label_smoothing},
           {"entity_dropout", o.entity_dropout},
           {"relation_dropout", o.relation_dropout}};
 }

@@ -187,8 +187,10 @@ ScoreOptions score_options(const KgeOptions& o) {
 
 sampling::TripleSamplerOptions sampler_options(const KgeOptions& o, int64_t num_entities) {
   return {o.batch_size, o.neg_sample_size, o.neg_chunk_size, o.neg_deg_sample, num_entities,
-          o.train_mode == "1vsAll"};
+          scores_all_entities(o)};
 }
+
+bool scores_all_entities(const KgeOptions& o) { return o.train_mode == "1vsAll" || o.train_mode == "KvsAll"; }
 
 bool runs_distributed(const KgeOptions& o) { return !o.part_config.empty() || std::getenv("TESSERA_ROLE") != nullptr; }
 

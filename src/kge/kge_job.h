@@ -61,6 +61,8 @@ sampling::TripleSamplerOptions sampler_options(const KgeOptions& options, int64_
 // Whether the run trains under `tessera launch` (--part_config, or a role
 // the launcher set) rather than standalone.
 bool runs_distributed(const KgeOptions& options);
+// --train_mode 1vsAll or KvsAll: every entity a candidate (AllEntitiesStep).
+bool scores_all_entities(const KgeOptions& options);
 
 // Reads the data (or joins the job) and creates the tables as DGL-KE
 // initialises them: uniform in +-(gamma + 2) / hidden_dim.

@@ -59,31 +59,43 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
       since_log_(job.worker_triples.size()),
       total_(job.worker_triples.size()) {
   const Regularization reg{o.regularization_coef, o.regularization_norm, o.regularization_coef_rel};
-  if (o.train_mode == "1vsAll") {
+  if (scores_all_entities(o)) {
+    // 1vsAll asks two queries per positive, KvsAll's batch is its queries.
+    const int64_t queries = o.train_mode == "KvsAll" ? o.batch_size : 2 * o.batch_size;
     // Refused here, once the graph is read, if its scores cannot fit.
     const int64_t entities = job.kg.num_entities;
-    const int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), o.batch_size, o.all_scores_mb << 20);
+    const int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), queries, o.all_scores_mb << 20);
     if (rows == 0)
-      fail("--train_mode 1vsAll on {}: its {} entities need at least {} MB for the dense entity gradient and a chunk "
+      fail("--train_mode {} on {}: its {} entities need at least {} MB for the dense entity gradient and a chunk "
            "of scores, more than --all_scores_mb {}; raise it, or train with --train_mode negative_sampling, whose "
            "memory does not grow with the entities",
-           job.kg.name, entities, (all_entities_min_bytes(entities, score.entity_dim(), o.batch_size) >> 20) + 1,
-           o.all_scores_mb);
-    steps_.emplace_back(
-        std::make_unique<AllEntitiesStep>(score_options(o), reg, job.kg.num_relations, o.reciprocal, rows,
-                                          EmbeddingDropout{o.entity_dropout, o.relation_dropout}));
+           o.train_mode, job.kg.name, entities,
+           (all_entities_min_bytes(entities, score.entity_dim(), queries) >> 20) + 1, o.all_scores_mb);
+    if (o.train_mode == "KvsAll")
+      kvsall_ = std::make_unique<KvsAllQueries>(kvsall_queries(job.kg.train, job.kg.num_relations, o.reciprocal));
+    steps_.emplace_back(std::make_unique<AllEntitiesStep>(
+        score_options(o), reg, job.kg.num_relations, o.reciprocal, rows,
+        EmbeddingDropout{o.entity_dropout, o.relation_dropout}, MultiLabel{kvsall_.get(), o.label_smoothing}));
     return;
   }
   for (size_t w = 0; w < job.worker_triples.size(); ++w) steps_.emplace_back(score_options(o), score, loss, reg);
+}
+
+std::string KgeTask::epoch_summary() const {
+  if (!kvsall_) return "";
+  return fmt::format("KvsAll: {} queries ({} for tails, {} for heads), {} steps an epoch", kvsall_->size(),
+                     kvsall_->tail_queries, kvsall_->size() - kvsall_->tail_queries,
+                     (kvsall_->size() + o_.batch_size - 1) / o_.batch_size);
 }
 
 void KgeTask::begin(int64_t steps_done) {
   step_ = steps_done;
   // Seeded by the step reached, so a resumed run draws new batches.
   const sampling::TripleSamplerOptions so = sampler_options(o_, job_.kg.num_entities);
+  // KvsAll's sampler shuffles its queries, rows of the same shape (kvsall_queries.h).
   for (size_t w = 0; w < job_.worker_triples.size(); ++w)
-    samplers_.push_back(std::make_unique<sampling::TripleSampler>(job_.worker_triples[w], so, o_.seed + 7919 * steps_done,
-                                                        job_.rank() * 64 + w));
+    samplers_.push_back(std::make_unique<sampling::TripleSampler>(kvsall_ ? kvsall_->queries : job_.worker_triples[w],
+                                                                  so, o_.seed + 7919 * steps_done, job_.rank() * 64 + w));
 }
 
 int64_t KgeTask::train(int64_t steps, const std::function<void()>&) {
@@ -137,9 +149,9 @@ train::Report KgeTask::log_window(int64_t step, double seconds) {
   const double n = std::max<int64_t>(1, sum.steps);
   seconds = std::max(seconds, 1e-9);
   train::Report r;
-  // 1vsAll's loss has no positive and negative parts: its cross-entropy is
+  // 1vsAll's and KvsAll's loss has no positive and negative parts: its cross-entropy is
   // kept where the positive part goes.
-  const std::string parts = o_.train_mode == "1vsAll"
+  const std::string parts = scores_all_entities(o_)
                                 ? fmt::format("cross-entropy {:.4f}", sum.positive / n)
                                 : fmt::format("pos {:.4f}  neg {:.4f}", sum.positive / n, sum.negative / n);
   r.line = fmt::format("[proc {}][Train]({}/{}) loss {:.4f}  {}  reg {:.6f}  | {:.0f} triples/s "

@@ -11,12 +11,14 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kge_job.h"
 #include "kge_step.h"
+#include "kvsall_queries.h"
 #include "ranker.h"
 #include "tessera/train/checkpoint.h"
 #include "tessera/train/train_loop.h"
@@ -33,6 +35,8 @@ class KgeTask final : public train::TrainTask {
   int64_t train(int64_t steps, const std::function<void()>& stepped) override;
   void sync() override;
   train::Report log_window(int64_t step, double seconds) override;
+  // KvsAll: its queries and steps an epoch, for the log ("" otherwise).
+  std::string epoch_summary() const;
   bool evaluates() const override;
   train::Report evaluate(int64_t step) override;
 
@@ -52,6 +56,7 @@ class KgeTask final : public train::TrainTask {
   int threads_;
   std::vector<std::unique_ptr<sampling::TripleSampler>> samplers_;
   std::vector<KgeStep> steps_;  // one per worker: a fused step keeps its buffers
+  std::unique_ptr<KvsAllQueries> kvsall_;  // KvsAll's training queries (null otherwise)
   KnownTriples known_;
   Array valid_, test_;
   std::vector<StepTimes> since_log_, total_;

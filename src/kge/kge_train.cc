@@ -47,21 +47,27 @@ void validate(const KgeOptions& o) {
   if (!(o.regularization_norm > 0)) fail("-rn must be positive, got {}", o.regularization_norm);
   if (o.regularization_coef_rel < 0 && o.regularization_coef_rel != -1)
     fail("-rcr must not be negative (-1: the same as -rc), got {}", o.regularization_coef_rel);
-  if (o.train_mode != "negative_sampling" && o.train_mode != "1vsAll")
-    fail("--train_mode must be negative_sampling (DGL-KE's) or 1vsAll, got '{}'", o.train_mode);
-  if (o.reciprocal && o.train_mode != "1vsAll")
-    fail("--reciprocal trains inverse relations with --train_mode 1vsAll; negative_sampling (DGL-KE's training) has "
-         "no reciprocal form here");
+  if (o.train_mode != "negative_sampling" && !scores_all_entities(o))
+    fail("--train_mode must be negative_sampling (DGL-KE's), 1vsAll or KvsAll, got '{}'", o.train_mode);
+  if (o.reciprocal && !scores_all_entities(o))
+    fail("--reciprocal trains inverse relations with --train_mode 1vsAll or KvsAll; negative_sampling (DGL-KE's "
+         "training) has no reciprocal form here");
   for (const auto& [flag, p] :
        {std::pair{"--entity_dropout", o.entity_dropout}, {"--relation_dropout", o.relation_dropout}}) {
     if (!(p >= 0 && p < 1)) fail("{} must be in [0, 1), got {}", flag, p);
-    if (p > 0 && o.train_mode != "1vsAll")
-      fail("{} drops embedding elements in --train_mode 1vsAll's step; negative_sampling (DGL-KE's training) has no "
-           "dropout here",
+    if (p > 0 && !scores_all_entities(o))
+      fail("{} drops embedding elements in --train_mode 1vsAll's and KvsAll's step; negative_sampling (DGL-KE's "
+           "training) has no dropout here",
            flag);
   }
-  if (o.train_mode == "1vsAll") {
-    const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, runs_distributed(o));
+  if (!(o.label_smoothing >= 0 && o.label_smoothing < 1))
+    fail("--label_smoothing must be in [0, 1), got {}", o.label_smoothing);
+  if (o.label_smoothing > 0 && o.train_mode != "KvsAll")
+    fail("--label_smoothing smooths --train_mode KvsAll's multi-label targets; {} has one answer per query (use "
+         "--train_mode KvsAll)",
+         o.train_mode);
+  if (scores_all_entities(o)) {
+    const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, runs_distributed(o), o.train_mode);
     if (!refusal.empty()) fail("{}", refusal);
     if (o.all_scores_mb < 1) fail("--all_scores_mb must be at least 1, got {}", o.all_scores_mb);
   }
@@ -116,6 +122,7 @@ int run_kge_training(const KgeOptions& options) {
                        score->entity_dim(), score->relation_dim(), job.worker_triples.size(), threads));
 
   KgeTask task(job, o, *score, loss, threads);
+  if (!task.epoch_summary().empty()) log.line(task.epoch_summary());
   train::TrainingCheckpoints checkpoints(job.ctx.get(), co,
                                          o.checkpoint_dir.empty() ? o.save_path + "/checkpoint" : o.checkpoint_dir, log,
                                          task.checkpoint_state(config));

@@ -95,11 +95,14 @@ void add_eval_flags(CLI::App* cmd, KgeOptions* o) {
 
 // Training flags beyond DGL-KE's; its command lines keep their meaning without them.
 void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
-  cmd->add_option("--train_mode", o->train_mode, "negative_sampling (DGL-KE's, default) or 1vsAll (all entities)");
-  cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll: an inverse relation per relation predicts heads as tails");
-  cmd->add_option("--entity_dropout", o->entity_dropout, "1vsAll: dropout on entity embeddings (default 0)");
-  cmd->add_option("--relation_dropout", o->relation_dropout, "1vsAll: dropout on relation embeddings (default 0)");
-  cmd->add_option("--all_scores_mb", o->all_scores_mb, "1vsAll: memory for scores and dense gradient (default 2048)");
+  cmd->add_option("--train_mode", o->train_mode,
+                  "negative_sampling (DGL-KE's, default), 1vsAll or KvsAll (every entity a candidate)");
+  cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll/KvsAll: an inverse relation per relation predicts heads as tails");
+  cmd->add_option("--label_smoothing", o->label_smoothing, "KvsAll: label smoothing of the targets (default 0)");
+  cmd->add_option("--entity_dropout", o->entity_dropout, "1vsAll/KvsAll: dropout on entity embeddings (default 0)");
+  cmd->add_option("--relation_dropout", o->relation_dropout, "1vsAll/KvsAll: dropout on relation embeddings (default 0)");
+  cmd->add_option("--all_scores_mb", o->all_scores_mb,
+                  "1vsAll/KvsAll: memory for scores and dense gradient (default 2048)");
   cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel, "the relations' -rc (default -1: -rc's)");
 }
 

@@ -47,18 +47,22 @@ struct KgeOptions {
   // Beyond DGL-KE: the relation rows' own penalty weight (-rcr); below 0,
   // --regularization_coef's, as DGL-KE weighs both tables alike.
   double regularization_coef_rel = -1;
-  // Beyond DGL-KE: "negative_sampling" (its training, the default) or
+  // Beyond DGL-KE: "negative_sampling" (its training, the default),
   // "1vsAll" (both ends of every positive scored against every entity,
-  // softmax cross-entropy over them, as LibKGE's 1vsAll).
+  // softmax cross-entropy over them, as LibKGE's 1vsAll) or "KvsAll" (each
+  // distinct (head, relation) and (relation, tail) against every entity, its
+  // known answers the target, as LibKGE's KvsAll).
   std::string train_mode = "negative_sampling";
+  // KvsAll: LibKGE's (ConvE's) label smoothing of the multi-label targets.
+  double label_smoothing = 0;
   // Each relation r gets an inverse r' whose own row predicts heads as tails
   // of (t, r', ?), in training and evaluation (LibKGE's reciprocal model).
   bool reciprocal = false;
-  // 1vsAll: dropout on the embeddings a step reads (LibKGE's embedder
+  // 1vsAll / KvsAll: dropout on the embeddings a step reads (LibKGE's embedder
   // dropout): the queries' anchor rows and the candidate table, and the
   // queries' relation rows; training only.
   double entity_dropout = 0, relation_dropout = 0;
-  // 1vsAll: the most memory its scores and dense entity gradient may take.
+  // 1vsAll / KvsAll: the most memory its scores and dense entity gradient may take.
   int64_t all_scores_mb = 2048;
   int64_t max_step = 80000;  // per worker, as in DGL-KE
   int64_t log_interval = 1000;
