@@ -67,10 +67,14 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, bool 
                                               candidates, !reciprocal)[0];
   torch::Tensor loss = torch::nn::functional::cross_entropy(torch::cat({tails, heads}), torch::cat({t, h}));
   if (reg.coefficient > 0) {
-    const torch::Tensor used = std::get<0>(torch::_unique(torch::cat({h, t})));
+    // Weighted: each distinct entity by its uses among the 2n heads and tails, each relation row by 1 / its uses.
+    const auto [used, inverse_index, counts] = torch::_unique2(torch::cat({h, t}), true, false, true);
+    const torch::Tensor entity_weight = reg.weighted ? counts.to(torch::kFloat32) / (2.0 * n) : torch::ones({used.size(0)});
     torch::Tensor penalty = R.index_select(0, rel).abs().pow(reg.norm).sum();
     if (reciprocal) penalty = penalty + R.index_select(0, inverse).abs().pow(reg.norm).sum();
-    loss = loss + reg.coefficient * E.index_select(0, used).abs().pow(reg.norm).sum() + reg.relation() * penalty;
+    if (reg.weighted) penalty = penalty / static_cast<double>(reciprocal ? 2 * n : n);
+    loss = loss + reg.coefficient * (E.index_select(0, used).abs().pow(reg.norm).sum(1) * entity_weight).sum() +
+           reg.relation() * penalty;
   }
   loss.backward();
   *entity_grad = E.grad();
@@ -93,10 +97,11 @@ TEST(KgeOneVsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
   for (const Model kind : {Model::kDistMult, Model::kComplEx, Model::kRESCAL})
     for (const bool reciprocal : {false, true})
       for (const Regularization reg :
-           {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}, Regularization{0.004, 3, 0.03}})
+           {Regularization{0, 3}, Regularization{0.01, 3}, Regularization{0.02, 2}, Regularization{0.004, 3, 0.03},
+            Regularization{0.3, 2, 0.2, true}})
         for (const int64_t chunk : {int64_t{3}, int64_t{14}}) {
           SCOPED_TRACE(model_name(kind) + (reciprocal ? " reciprocal" : "") + " rc " + std::to_string(reg.coefficient) +
-                       " chunk " + std::to_string(chunk));
+                       (reg.weighted ? " weighted" : "") + " chunk " + std::to_string(chunk));
           const ScoreOptions model{kind, 6, 0.0, false, false};
           torch::manual_seed(11);
           const torch::Tensor e = torch::randn({kEntities, 6}) * 0.7;

@@ -71,7 +71,8 @@ TEST(KvsAllQueries, EveryDistinctPairOnceWithExactlyItsAnswers) {
 // ScoreFunction::negative, the cross-entropy of its target distribution
 // (LibKGE's labels (1 - ls) [answer] + 1 / entities, normalised), averaged,
 // plus the penalty as the step defines it (the queries' anchors and answers
-// once each, each query's relation row).
+// once each, each query's relation row; weighted: each row by its share of
+// those uses).
 double autograd_loss(const ScoreOptions& model, const Regularization& reg, const KvsAllQueries& q,
                      const std::vector<int64_t>& batch, double smoothing, const torch::Tensor& e,
                      const torch::Tensor& r, torch::Tensor* entity_grad, torch::Tensor* relation_grad) {
@@ -79,8 +80,9 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, const
   const torch::Tensor E = e.clone().set_requires_grad(true), R = r.clone().set_requires_grad(true);
   const int64_t* rows = q.queries.data<int64_t>();
   torch::Tensor loss = torch::zeros({}, torch::kFloat64);
-  std::set<int64_t> used;
+  std::map<int64_t, int64_t> uses;  // entity -> its uses as an anchor or an answer
   torch::Tensor relation_penalty = torch::zeros({});
+  const double relation_weight = reg.weighted ? 1.0 / static_cast<double>(batch.size()) : 1.0;
   for (const int64_t id : batch) {
     const int64_t anchor = rows[3 * id], relation = rows[3 * id + 1];
     const torch::Tensor s = score->negative(E[anchor].view({1, 1, -1}), R[relation].view({1, 1, -1}),
@@ -91,14 +93,19 @@ double autograd_loss(const ScoreOptions& model, const Regularization& reg, const
     if (smoothing > 0) y = (1 - smoothing) * y + 1.0 / kEntities;
     y = y / y.sum();
     loss = loss - (y * torch::log_softmax(s, 0)).sum().to(torch::kFloat64);
-    used.insert(anchor);
-    used.insert(q.answers_of(id), q.answers_of(id) + q.num_answers(id));
-    relation_penalty = relation_penalty + R[relation].abs().pow(reg.norm).sum();
+    ++uses[anchor];
+    for (int64_t k = 0; k < q.num_answers(id); ++k) ++uses[q.answers_of(id)[k]];
+    relation_penalty = relation_penalty + relation_weight * R[relation].abs().pow(reg.norm).sum();
   }
   loss = loss / static_cast<double>(batch.size());
   if (reg.coefficient > 0) {
-    const torch::Tensor ids = torch::tensor(std::vector<int64_t>(used.begin(), used.end()), torch::kInt64);
-    loss = loss + reg.coefficient * E.index_select(0, ids).abs().pow(reg.norm).sum() + reg.relation() * relation_penalty;
+    int64_t total = 0;
+    for (const auto& [id, count] : uses) total += count;
+    torch::Tensor entity_penalty = torch::zeros({});
+    for (const auto& [id, count] : uses)
+      entity_penalty = entity_penalty + (reg.weighted ? static_cast<double>(count) / static_cast<double>(total) : 1.0) *
+                                            E[id].abs().pow(reg.norm).sum();
+    loss = loss + reg.coefficient * entity_penalty + reg.relation() * relation_penalty;
   }
   loss.backward();
   *entity_grad = E.grad();
@@ -111,10 +118,12 @@ TEST(KgeKvsAll, LossAndGradientsMatchAutogradOverEveryEntity) {
   for (const Model kind : {Model::kDistMult, Model::kComplEx, Model::kRESCAL})
     for (const bool reciprocal : {false, true})
       for (const double smoothing : {0.0, 0.2})
-        for (const Regularization reg : {Regularization{0, 3}, Regularization{0.01, 3, 0.03}})
+        for (const Regularization reg :
+             {Regularization{0, 3}, Regularization{0.01, 3, 0.03}, Regularization{0.2, 2, 0.3, true}})
           for (const int64_t chunk : {int64_t{3}, int64_t{32}}) {
             SCOPED_TRACE(model_name(kind) + (reciprocal ? " reciprocal" : "") + " ls " + std::to_string(smoothing) +
-                         " rc " + std::to_string(reg.coefficient) + " chunk " + std::to_string(chunk));
+                         " rc " + std::to_string(reg.coefficient) + (reg.weighted ? " weighted" : "") + " chunk " +
+                         std::to_string(chunk));
             const KvsAllQueries q = kvsall_queries(t, kRelations, reciprocal);
             // Tail and head queries mixed, and at least one with several answers.
             std::vector<int64_t> batch;

@@ -253,24 +253,33 @@ double AllEntitiesStep::loss_and_gradients(const sampling::TripleBatch& b, const
     }
   }
 
-  // The -rc penalty as the negative-sampling steps take it: each distinct
-  // entity of the batch once, each relation row once per positive using it.
+  // The -rc penalty. Unweighted, as the negative-sampling steps take it:
+  // each distinct entity the batch names once, each relation row once per
+  // use. Weighted (LibKGE's weighted Lp): each row by its share of the
+  // batch's uses, so that in expectation a row is penalised in proportion
+  // to its frequency in the training data.
   double entity_sum = 0, relation_sum = 0;
   if (reg_.coefficient > 0) {
-    const float c = static_cast<float>(reg_.coefficient);
-    // The queries' anchors and answers: 1vsAll's heads and tails.
+    // Every use: 1vsAll's heads and tails (its anchors), KvsAll's anchors and answers.
     batch_entities_.assign(anchors_.begin(), anchors_.end());
-    batch_entities_.insert(batch_entities_.end(), targets_.begin(), targets_.end());
+    if (kvsall_.queries != nullptr) batch_entities_.insert(batch_entities_.end(), targets_.begin(), targets_.end());
     distinct(batch_entities_, &distinct_entities_);
-    for (const int64_t id : distinct_entities_.unique)
-      entity_sum += penalty_row(e + id * de, de, reg_.norm, c, ge + id * de);
+    entity_uses_.assign(distinct_entities_.unique.size(), 0);
+    for (const int64_t k : distinct_entities_.positions) ++entity_uses_[k];
+    const double per_use = 1.0 / static_cast<double>(batch_entities_.size());
+    for (size_t k = 0; k < distinct_entities_.unique.size(); ++k) {
+      const int64_t id = distinct_entities_.unique[k];
+      const double w = reg_.weighted ? static_cast<double>(entity_uses_[k]) * per_use : 1.0;
+      entity_sum += w * penalty_row(e + id * de, de, reg_.norm, static_cast<float>(reg_.coefficient * w), ge + id * de);
+    }
   }
   if (reg_.relation() > 0) {
-    const float c = static_cast<float>(reg_.relation());
     // 1vsAll without --reciprocal asks both of a positive's queries through one row: counted once.
     const int64_t relation_uses = (reciprocal_ || kvsall_.queries != nullptr) ? queries : n;
+    const double w = reg_.weighted ? 1.0 / static_cast<double>(relation_uses) : 1.0;
+    const float c = static_cast<float>(reg_.relation() * w);
     for (int64_t i = 0; i < relation_uses; ++i)
-      relation_sum += penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
+      relation_sum += w * penalty_row(r + relations_[i] * dr, dr, reg_.norm, c, gr + relations_[i] * dr);
   }
   const double penalty = reg_.coefficient * entity_sum + reg_.relation() * relation_sum;
   return *cross_entropy + penalty;

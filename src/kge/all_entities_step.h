@@ -115,6 +115,7 @@ class AllEntitiesStep {
   MultiLabel kvsall_;
   StepDraws draws_;
   // Kept between steps.
+  std::vector<int64_t> entity_uses_;
   std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, target_offsets_, targets_,
       batch_entities_;
   Distinct distinct_entities_;

@@ -49,6 +49,7 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
           {"regularization_coef", o.regularization_coef},
           {"regularization_norm", o.regularization_norm},
           {"regularization_coef_rel", o.regularization_coef_rel},
+          {"regularization_weighted", o.regularization_weighted},
           {"loss_genre", o.loss_genre},
           {"train_mode", o.train_mode},
           {"reciprocal", o.reciprocal},

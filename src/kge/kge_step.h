@@ -25,6 +25,9 @@ struct Regularization {
   double coefficient = 0;            // -rc: the entity rows' weight
   double norm = 3;                   // -rn
   double relation_coefficient = -1;  // -rcr: the relation rows' weight; below 0: -rc's
+  // --regularization_weighted (1vsAll / KvsAll): each row's penalty by its
+  // share of the batch's uses (LibKGE's weighted Lp) instead of once.
+  bool weighted = false;
   double relation() const { return relation_coefficient < 0 ? coefficient : relation_coefficient; }
 };
 

@@ -58,7 +58,8 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
       test_(eval_subset(job.kg.test, o.eval_percent, o.seed + 1)),
       since_log_(job.worker_triples.size()),
       total_(job.worker_triples.size()) {
-  const Regularization reg{o.regularization_coef, o.regularization_norm, o.regularization_coef_rel};
+  const Regularization reg{o.regularization_coef, o.regularization_norm, o.regularization_coef_rel,
+                           o.regularization_weighted};
   if (scores_all_entities(o)) {
     // 1vsAll asks two queries per positive, KvsAll's batch is its queries.
     const int64_t queries = o.train_mode == "KvsAll" ? o.batch_size : 2 * o.batch_size;

@@ -60,6 +60,9 @@ void validate(const KgeOptions& o) {
            "training) has no dropout here",
            flag);
   }
+  if (o.regularization_weighted && !scores_all_entities(o))
+    fail("--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step; negative_sampling "
+         "(DGL-KE's training) takes each distinct row once");
   if (!(o.label_smoothing >= 0 && o.label_smoothing < 1))
     fail("--label_smoothing must be in [0, 1), got {}", o.label_smoothing);
   if (o.label_smoothing > 0 && o.train_mode != "KvsAll")

@@ -104,6 +104,8 @@ void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_option("--all_scores_mb", o->all_scores_mb,
                   "1vsAll/KvsAll: memory for scores and dense gradient (default 2048)");
   cmd->add_option("--regularization_coef_rel", o->regularization_coef_rel, "the relations' -rc (default -1: -rc's)");
+  cmd->add_flag("--regularization_weighted", o->regularization_weighted,
+                "1vsAll/KvsAll: each row's -rc penalty by its share of the batch's uses (LibKGE's weighted Lp)");
 }
 
 }  // namespace

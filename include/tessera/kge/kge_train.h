@@ -47,6 +47,9 @@ struct KgeOptions {
   // Beyond DGL-KE: the relation rows' own penalty weight (-rcr); below 0,
   // --regularization_coef's, as DGL-KE weighs both tables alike.
   double regularization_coef_rel = -1;
+  // 1vsAll / KvsAll: each row's penalty weighted by its share of the batch's
+  // uses (LibKGE's weighted Lp), instead of each distinct entity once.
+  bool regularization_weighted = false;
   // Beyond DGL-KE: "negative_sampling" (its training, the default),
   // "1vsAll" (both ends of every positive scored against every entity,
   // softmax cross-entropy over them, as LibKGE's 1vsAll) or "KvsAll" (each
