@@ -38,7 +38,10 @@ const char* best_core_for_this_cpu() {
 // Runs when libtessera is loaded, after the libraries it needs (OpenBLAS
 // among them) have initialised, and before any thread of the process can
 // have started GEMM work through Tessera.
-__attribute__((constructor)) void choose_blas_kernels_at_load() { use_best_blas_kernels(); }
+__attribute__((constructor)) void choose_blas_kernels_at_load() {
+  use_best_blas_kernels();
+  sleep_idle_blas_threads();
+}
 
 }  // namespace
 
@@ -63,6 +66,22 @@ std::string use_best_blas_kernels() {
   quit();
   init();
   return corename();
+}
+
+std::string sleep_idle_blas_threads() {
+  const auto read_env = openblas_symbol<void (*)()>("openblas_read_env");
+  const auto shutdown = openblas_symbol<int (*)()>("blas_thread_shutdown_");
+  const auto start = openblas_symbol<int (*)()>("blas_thread_init");
+  if (read_env == nullptr || shutdown == nullptr || start == nullptr) return "";
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
+    // OpenBLAS read its environment when it loaded and its thread pool took
+    // the timeout then: read it again and restart the (idle) pool.
+    ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    read_env();
+    shutdown();
+    start();
+  }
+  return std::getenv("OPENBLAS_THREAD_TIMEOUT");
 }
 
 }  // namespace tessera
