@@ -258,6 +258,7 @@ TEST(KgeOneVsAllTrain, FlagsItCannotServeAreRefusedUpFront) {
   expect_tessera_error(run + " --train_mode KvsAll --model_name RotatE", "Train RotatE with --train_mode negative_sampling");
   expect_tessera_error(run + " --model_name ComplEx --regularization_weighted",
                        "--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step");
+  expect_tessera_error(run + " --optimizer adam", "--optimizer must be row_adagrad (DGL-KE's) or adagrad");
   expect_tessera_error(run + " --train_mode 1vsAll --model_name ComplEx --label_smoothing 0.1",
                        "1vsAll has one answer per query (use --train_mode KvsAll)");
   expect_tessera_error(run + " --train_mode KvsAll --model_name ComplEx --label_smoothing 1",

@@ -63,10 +63,15 @@ void EmbeddingTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out)
   for (size_t i = 0; i < ids.size(); ++i) out->rows[i] = base + i * dim();
 }
 
-LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr)
+LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr,
+                       bool elementwise)
     : dim_(dim),
+      elementwise_(elementwise),
       weight_(store::create_heap_tensor(spec_of(name, {dim}, init), 0, rows)),
-      state_(store::create_heap_tensor(spec_of(store::optimizer_state_name(name, "row_adagrad_sum"), {}, {}), 0, rows)),
+      state_(elementwise ? store::create_heap_tensor(spec_of(store::optimizer_state_name(name, "adagrad_sum"), {dim}, {}),
+                                                     0, rows)
+                         : store::create_heap_tensor(
+                               spec_of(store::optimizer_state_name(name, "row_adagrad_sum"), {}, {}), 0, rows)),
       lock_memory_(store::RowLocks::kStripes, 0),
       locks_(lock_memory_.data()) {
   if (dim < 1) fail("embedding {}: dimension must be at least 1, got {}", name, dim);
@@ -96,20 +101,30 @@ void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
 
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();
-  store::row_adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(),
-                          {static_cast<float>(lr_), 1e-10f, state_weight_}, locks_);
+  const store::AdagradParams p{static_cast<float>(lr_), 1e-10f, state_weight_};
+  if (elementwise_)
+    store::adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(), p, locks_);
+  else
+    store::row_adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(), p,
+                            locks_);
 }
 
 torch::Tensor LocalTable::read_state() {
-  return torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32).clone();
+  const int64_t width = elementwise_ ? dim_ : 1;
+  return torch::from_blob(state_.rows.mutable_raw(), {num_rows() * width}, torch::kFloat32)
+      .clone()
+      .reshape(elementwise_ ? std::vector<int64_t>{num_rows(), dim_} : std::vector<int64_t>{num_rows()});
 }
 
 void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
-  if (weights.sizes() != view().sizes() || state.numel() != num_rows())
-    fail("embedding {}: a checkpoint of shape {} does not fit a table of {} x {}", weight_.spec.name,
-         fmt::format("{}", fmt::join(weights.sizes().vec(), "x")), num_rows(), dim_);
+  const int64_t width = elementwise_ ? dim_ : 1;
+  if (weights.sizes() != view().sizes() || state.numel() != num_rows() * width)
+    fail("embedding {}: a checkpoint of shape {} with {} Adagrad sums does not fit a table of {} x {} ({} sums: "
+         "{})",
+         weight_.spec.name, fmt::format("{}", fmt::join(weights.sizes().vec(), "x")), state.numel(), num_rows(), dim_,
+         num_rows() * width, elementwise_ ? "--optimizer adagrad" : "row-wise Adagrad");
   view().copy_(weights);
-  torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32).copy_(state.reshape({-1}));
+  torch::from_blob(state_.rows.mutable_raw(), {num_rows() * width}, torch::kFloat32).copy_(state.reshape({-1}));
 }
 
 ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,

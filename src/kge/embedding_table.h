@@ -1,6 +1,7 @@
 // Where a KGE trainer's embedding rows live and how they learn: it pulls the
 // rows a batch uses and pushes their gradients back, and the table applies
-// DGL-KE's row-wise Adagrad. A LocalTable keeps the rows in this process
+// DGL-KE's row-wise Adagrad (or, for a LocalTable asked to, torch's
+// element-wise Adagrad, LibKGE's). A LocalTable keeps the rows in this process
 // (standalone training, where worker threads update it Hogwild-style, and
 // the replicated relation table of distributed training); a ServerTable is a
 // DistEmbedding whose rows the servers hold and update.
@@ -41,11 +42,12 @@ class EmbeddingTable {
   virtual torch::Tensor pull(const std::vector<int64_t>& ids) = 0;
   // The same rows without a copy where the table allows (the fused step).
   virtual void pull_rows(const std::vector<int64_t>& ids, PulledRows* out);
-  // One row-wise Adagrad step on rows `ids` (unique), gradient [n, dim].
+  // One Adagrad step on rows `ids` (unique), gradient [n, dim].
   virtual void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) = 0;
   // Waits until every push has landed.
   virtual void flush() {}
-  // The whole table, row i = original ID i, and the Adagrad sums [num_rows].
+  // The whole table, row i = original ID i, and the Adagrad sums [num_rows]
+  // (element-wise: [num_rows, dim]).
   virtual torch::Tensor read_all() = 0;
   virtual torch::Tensor read_state() = 0;
   // Replaces the table and its Adagrad sums (resume); the same shapes.
@@ -64,7 +66,9 @@ store::Initializer uniform_init(double range, uint64_t seed);
 
 class LocalTable : public EmbeddingTable {
  public:
-  LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr);
+  // `elementwise`: torch.optim.Adagrad's sum per element instead of DGL-KE's per row.
+  LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr,
+             bool elementwise = false);
   int64_t num_rows() const override { return weight_.num_rows(); }
   int64_t dim() const override { return dim_; }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
@@ -85,6 +89,7 @@ class LocalTable : public EmbeddingTable {
 
  private:
   int64_t dim_;
+  bool elementwise_;
   store::LocalTensor weight_, state_;
   std::vector<uint32_t> lock_memory_;
   store::RowLocks locks_;

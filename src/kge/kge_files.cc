@@ -54,6 +54,7 @@ nlohmann::json model_config(const KgeOptions& o, const KnowledgeGraph& kg) {
           {"train_mode", o.train_mode},
           {"reciprocal", o.reciprocal},
           {"label_smoothing", o.label_smoothing},
+          {"optimizer", o.optimizer},
           {"entity_dropout", o.entity_dropout},
           {"relation_dropout", o.relation_dropout}};
 }

@@ -218,12 +218,12 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
                                                  job.ctx->book().node_policy(0), uniform_init(range, o.seed), o.lr);
   } else {
     job.entities = std::make_unique<LocalTable>("kge-entity", job.kg.num_entities, score.entity_dim(),
-                                                uniform_init(range, o.seed), o.lr);
+                                                uniform_init(range, o.seed), o.lr, o.optimizer == "adagrad");
   }
   // --reciprocal: the inverse relations' rows after the relations'.
   const int64_t relation_rows = job.kg.num_relations * (o.reciprocal ? 2 : 1);
   job.relations = std::make_unique<LocalTable>("kge-relation", relation_rows, score.relation_dim(),
-                                               uniform_init(range, o.seed + 1), o.lr);
+                                               uniform_init(range, o.seed + 1), o.lr, o.optimizer == "adagrad");
   if (o.model_name == "TransR") {
     // DGL-KE draws the projection matrices from U(-1, 1).
     const int64_t d = o.hidden_dim;

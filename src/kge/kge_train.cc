@@ -60,6 +60,11 @@ void validate(const KgeOptions& o) {
            "training) has no dropout here",
            flag);
   }
+  if (o.optimizer != "row_adagrad" && o.optimizer != "adagrad")
+    fail("--optimizer must be row_adagrad (DGL-KE's) or adagrad (element-wise, LibKGE's), got '{}'", o.optimizer);
+  if (o.optimizer == "adagrad" && runs_distributed(o))
+    fail("--optimizer adagrad keeps a sum per element in this process; under tessera launch the servers step the "
+         "entity rows with DGL-KE's row-wise Adagrad: drop --optimizer, or train standalone");
   if (o.regularization_weighted && !scores_all_entities(o))
     fail("--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step; negative_sampling "
          "(DGL-KE's training) takes each distinct row once");

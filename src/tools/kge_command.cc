@@ -98,6 +98,8 @@ void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_option("--train_mode", o->train_mode,
                   "negative_sampling (DGL-KE's, default), 1vsAll or KvsAll (every entity a candidate)");
   cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll/KvsAll: an inverse relation per relation predicts heads as tails");
+  cmd->add_option("--optimizer", o->optimizer,
+                  "row_adagrad (DGL-KE's, default) or adagrad (element-wise, LibKGE's; standalone)");
   cmd->add_option("--label_smoothing", o->label_smoothing, "KvsAll: label smoothing of the targets (default 0)");
   cmd->add_option("--entity_dropout", o->entity_dropout, "1vsAll/KvsAll: dropout on entity embeddings (default 0)");
   cmd->add_option("--relation_dropout", o->relation_dropout, "1vsAll/KvsAll: dropout on relation embeddings (default 0)");

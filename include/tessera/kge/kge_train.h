@@ -56,6 +56,9 @@ struct KgeOptions {
   // distinct (head, relation) and (relation, tail) against every entity, its
   // known answers the target, as LibKGE's KvsAll).
   std::string train_mode = "negative_sampling";
+  // Beyond DGL-KE: "row_adagrad" (its row-wise Adagrad, the default) or
+  // "adagrad" (torch's element-wise Adagrad, LibKGE's; standalone).
+  std::string optimizer = "row_adagrad";
   // KvsAll: LibKGE's (ConvE's) label smoothing of the multi-label targets.
   double label_smoothing = 0;
   // Each relation r gets an inverse r' whose own row predicts heads as tails
