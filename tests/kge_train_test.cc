@@ -193,17 +193,21 @@ TEST(KgeTrain, BadInputIsAClearError) {
   EXPECT_FALSE(fs::exists(dir / "out/good_TransE_l2_entity.npy"));
 }
 
+// ComplEx d 64 with reciprocal relations on kinship, 400 steps, the test
+// triples ranked, into dir/out; `flags` choose the training mode.
+CommandResult train_kinship_complex(const std::string& data, const TempDir& dir, const std::string& flags) {
+  return run_tessera(fmt::format("kge train --data_path {} --model_name ComplEx --hidden_dim 64 --reciprocal --lr 0.3 "
+                                 "--max_step 400 --log_interval 100 -rc 1e-4 --test --seed 1 --save_path {}/out {}",
+                                 data, dir.path(), flags));
+}
+
 // 1vsAll (beyond DGL-KE): ComplEx with reciprocal relations beats DGL-KE's
 // negative sampling on kinship at a smaller model, its inverse relations are
 // saved beside DGL-KE's files and read back by `kge eval`.
 TEST(KgeOneVsAllTrain, KinshipComplExReciprocalLearnsAndEvalReadsTheInverseRelations) {
   TESSERA_REQUIRE_SHARED("kg/kinship", data);
   TempDir dir;
-  const CommandResult r = run_tessera(fmt::format(
-      "kge train --data_path {} --model_name ComplEx --hidden_dim 64 --train_mode 1vsAll --reciprocal --lr 0.3 "
-      "--batch_size 256 --max_step 400 --log_interval 100 -rc 1e-4 --valid --eval_interval 400 --test --seed 1 "
-      "--save_path {}/out",
-      data, dir.path()));
+  const CommandResult r = train_kinship_complex(data, dir, "--train_mode 1vsAll --batch_size 256 --valid --eval_interval 400");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json m = final_metrics(r.out);
   ASSERT_TRUE(m.is_object()) << r.out;
@@ -229,11 +233,7 @@ TEST(KgeOneVsAllTrain, KinshipComplExReciprocalLearnsAndEvalReadsTheInverseRelat
 TEST(KgeOneVsAllTrain, KinshipKvsAllLearnsWithLabelSmoothing) {
   TESSERA_REQUIRE_SHARED("kg/kinship", data);
   TempDir dir;
-  const CommandResult r = run_tessera(fmt::format(
-      "kge train --data_path {} --model_name ComplEx --hidden_dim 64 --train_mode KvsAll --reciprocal "
-      "--label_smoothing 0.1 --lr 0.3 --batch_size 128 --max_step 400 --log_interval 100 -rc 1e-4 --test --seed 1 "
-      "--save_path {}/out",
-      data, dir.path()));
+  const CommandResult r = train_kinship_complex(data, dir, "--train_mode KvsAll --label_smoothing 0.1 --batch_size 128");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("KvsAll: "), std::string::npos) << r.out;
   const nlohmann::json m = final_metrics(r.out);
