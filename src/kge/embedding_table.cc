@@ -109,22 +109,22 @@ void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad
                             locks_);
 }
 
-torch::Tensor LocalTable::read_state() {
-  const int64_t width = elementwise_ ? dim_ : 1;
-  return torch::from_blob(state_.rows.mutable_raw(), {num_rows() * width}, torch::kFloat32)
-      .clone()
-      .reshape(elementwise_ ? std::vector<int64_t>{num_rows(), dim_} : std::vector<int64_t>{num_rows()});
+torch::Tensor LocalTable::state_view() {
+  return elementwise_ ? torch::from_blob(state_.rows.mutable_raw(), {num_rows(), dim_}, torch::kFloat32)
+                      : torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32);
 }
 
+torch::Tensor LocalTable::read_state() { return state_view().clone(); }
+
 void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
-  const int64_t width = elementwise_ ? dim_ : 1;
-  if (weights.sizes() != view().sizes() || state.numel() != num_rows() * width)
+  torch::Tensor sums = state_view();
+  if (weights.sizes() != view().sizes() || state.numel() != sums.numel())
     fail("embedding {}: a checkpoint of shape {} with {} Adagrad sums does not fit a table of {} x {} ({} sums: "
          "{})",
          weight_.spec.name, fmt::format("{}", fmt::join(weights.sizes().vec(), "x")), state.numel(), num_rows(), dim_,
-         num_rows() * width, elementwise_ ? "--optimizer adagrad" : "row-wise Adagrad");
+         sums.numel(), elementwise_ ? "--optimizer adagrad" : "row-wise Adagrad");
   view().copy_(weights);
-  torch::from_blob(state_.rows.mutable_raw(), {num_rows() * width}, torch::kFloat32).copy_(state.reshape({-1}));
+  sums.copy_(state.reshape(sums.sizes()));
 }
 
 ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,

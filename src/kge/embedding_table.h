@@ -82,6 +82,8 @@ class LocalTable : public EmbeddingTable {
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
   // The rows in place (shared with every worker thread).
   torch::Tensor view();
+  // The Adagrad sums in place: [rows], or [rows, dim] element-wise.
+  torch::Tensor state_view();
   // See AdagradParams::state_weight: a replica among `trainers` counts its
   // own squared gradients `trainers` times.
   void set_replicas(int trainers) { state_weight_ = static_cast<float>(trainers); }
