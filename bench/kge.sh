@@ -16,7 +16,9 @@
 # products.
 # First, ComplEx with --train_mode 1vsAll --reciprocal (d 256, batch 512) and
 # KvsAll (1,024 queries) against their own bound, the three GEMMs of the
-# queries against every entity.
+# queries against every entity; 1vsAll also as a 2-machine job whose servers
+# score their own shards, with its epoch time against the standalone one and
+# the bytes a step sends beside those of pulling every entity row.
 # Usage: bench/kge.sh [STEPS] (default 2000 per worker; RESCAL and TransR,
 # whose steps take seconds, run $KGE_HEAVY_STEPS, default 2; 1vsAll
 # $KGE_1VSALL_STEPS, default 100). Data: $BENCH_DIR.
@@ -63,9 +65,15 @@ entities=$(cat "$data"/train.txt "$data"/valid.txt "$data"/test.txt | tr -d '\r'
   sort -u | wc -l)
 bound=$(bound_ms ComplEx 1 1024 256 "$entities")
 bounds="$bounds ComplEx 1vsAll $bound ms;"
-$bin kge train --data_path "$data" --model_name ComplEx --hidden_dim 256 --train_mode 1vsAll --reciprocal --lr 0.1 \
-  --batch_size 512 --max_step "${KGE_1VSALL_STEPS:-100}" --log_interval 50 --checkpoint_interval 0 --no_save_emb \
-  --save_path "$dir/ComplEx-1vsAll" 2>/dev/null | row ComplEx "1vsAll, reciprocal (d 256, batch 512, 1 worker)" "$bound"
+one_vs_all="--model_name ComplEx --hidden_dim 256 --train_mode 1vsAll --reciprocal --lr 0.1 --batch_size 512 \
+--max_step ${KGE_1VSALL_STEPS:-100} --log_interval 50 --checkpoint_interval 0 --no_save_emb"
+$bin kge train --data_path "$data" $one_vs_all --save_path "$dir/ComplEx-1vsAll" 2>/dev/null > "$dir/1vsAll-1.log"
+row ComplEx "1vsAll, reciprocal (d 256, batch 512, 1 worker)" "$bound" < "$dir/1vsAll-1.log"
+# The same with the entity table on 2 machines' servers, each scoring its shard (steps/s job-wide, as above).
+$bin launch --ip-config "$dir/ip_config.txt" --part-config "$dir/p2/FB15k-237.json" --num-servers 1 --num-trainers 1 \
+  "$bin kge train $one_vs_all --num_thread 1 --save_path $dir/ComplEx-1vsAll-2" 2>/dev/null | grep '^\[m0/trainer/0\]' \
+  > "$dir/1vsAll-2.log"
+row ComplEx "1vsAll, reciprocal, 2 machines (loopback), entities on the servers" "$bound" < "$dir/1vsAll-2.log"
 # KvsAll: the same 1,024 queries a step (its batch counts queries) and so the same bound; its rate column counts queries.
 $bin kge train --data_path "$data" --model_name ComplEx --hidden_dim 256 --train_mode KvsAll --reciprocal --lr 0.1 \
   --batch_size 1024 --max_step "${KGE_1VSALL_STEPS:-100}" --log_interval 50 --checkpoint_interval 0 --no_save_emb \
@@ -106,5 +114,14 @@ for model in TransE_l1 TransE_l2 DistMult ComplEx SimplE RotatE RESCAL TransR; d
     --save_path $dir/$model-2" 2>/dev/null | row $model "2 machines (loopback)" "$bound"
 done
 echo
+python3 -c '
+import json, sys
+last = lambda path: json.loads(open(path).read().strip().splitlines()[-1].split("] ", 1)[-1])
+one, two = last(sys.argv[1]), last(sys.argv[2])
+print("1vsAll with the entities on 2 machines: epoch %.2fx the standalone epoch (job-wide steps/s %.2f against %.2f); "
+      "%.2f MB a step and trainer over the network, against %.2f MB to pull every entity row and push its gradient"
+      % (one["steps_per_s"] / two["steps_per_s"], two["steps_per_s"], one["steps_per_s"],
+         two["network_bytes_per_step"] / 1e6, two["all_rows_bytes_per_step"] / 1e6))
+' "$dir/1vsAll-1.log" "$dir/1vsAll-2.log"
 echo "bound (one step's products; libtorch, 2 threads, best of 10):$bounds"
 build/bench_matmul | tail -2

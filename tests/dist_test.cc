@@ -232,6 +232,15 @@ TEST_F(DistTest, AServiceRegisteredByATestIsAnsweredAcrossTwoMachines) {
   EXPECT_EQ(count(r.out, "registered service answered by machine"), 4) << r.out;
 }
 
+// 1vsAll and KvsAll with the entity table on the servers
+// (tests/dist/kge_shards_scenario.cc): each machine's server scores its own
+// shard, and the loss and tables after a step equal the standalone step's.
+TEST_F(DistTest, KgeAllEntitiesStepOnTheServersEqualsTheStandaloneStep) {
+  const CommandResult r = run_command(launch_command(ip_config(2, 1), 2, 1, 1, "kge-shards"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.out, "kge step on the servers matches the standalone step"), 4) << r.out;
+}
+
 // Reads "edge dst times" lines written by `dist_worker sample`.
 std::map<int64_t, std::pair<int64_t, int64_t>> read_drawn(const std::string& path) {
   std::map<int64_t, std::pair<int64_t, int64_t>> drawn;

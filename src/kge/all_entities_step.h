@@ -19,7 +19,11 @@
 // gradient, so the table's Adagrad (row-wise or element-wise) steps all of it.
 //
 // Standalone, one worker: the step reads the table in place while no other
-// thread writes it, and its GEMMs take every thread.
+// thread writes it, and its GEMMs take every thread. With the entity table
+// on the servers (a ServerTable), the step pulls only the rows its batch
+// names; the servers score the queries against their shards and step them
+// (sharded_candidates.h), and the trainer computes the queries, their
+// backward and the penalty, as here.
 //
 // Private header: it includes libtorch, which stays out of include/.
 #pragma once
@@ -41,8 +45,7 @@ namespace tessera::kge {
 // Why `options` cannot train this way ("" when they can); the reason names
 // the flag and what to use instead. Checked before the graph is read.
 // `mode`: the --train_mode the reason names (1vsAll or KvsAll).
-std::string all_entities_refusal(const ScoreOptions& model, int num_proc, bool distributed,
-                                 const std::string& mode = "1vsAll");
+std::string all_entities_refusal(const ScoreOptions& model, int num_proc, const std::string& mode = "1vsAll");
 
 // Bytes a step of `queries` queries needs at least beside the tables: the
 // dense entity gradient and the smallest chunk of scores it runs.
@@ -99,6 +102,28 @@ class AllEntitiesStep {
   const StepDraws& last_draws() const { return draws_; }
 
  private:
+  const char* mode() const { return kvsall_.queries != nullptr ? "KvsAll" : "1vsAll"; }
+  void run_on_servers(const sampling::TripleBatch& batch, ServerTable& entities, LocalTable& relations,
+                      StepTimes* times);
+  void check_relations(const torch::Tensor& relations) const;
+  // Where entity `id`'s row is in the rows a step reads: the table's own
+  // row, or (on the servers) its place among the rows the batch pulled.
+  int64_t slot(int64_t id) const { return slots_.empty() ? id : slots_[id]; }
+  // Each query's target weights (answer_weight_, uniform_weight_).
+  void set_weights(int64_t num_entities);
+  // This step's dropout draws and its queries (queries_) from rows `e`, `r`.
+  void build_queries(const float* e, const float* r);
+  // The summed cross-entropy against the whole table `entities`, dQ into
+  // query_grad_ and the table's gradient into *entity_grad.
+  double score_locally(const torch::Tensor& entities, torch::Tensor* entity_grad);
+  // dQ through the queries into their anchor rows (ge) and relation rows (gr).
+  void backward_queries(const float* e, const float* r, float* ge, float* gr);
+  // distinct_entities_: the entities the batch names (anchors; KvsAll's answers).
+  void collect_batch_entities();
+  // The -rc penalty of the batch's rows, its gradient added to ge and gr.
+  double penalty(int64_t positives, const float* e, const float* r, float* ge, float* gr);
+  void prepare_relation_grad(const torch::Tensor& relations);
+  void count(const sampling::TripleBatch& batch, double loss, double cross_entropy, StepTimes* times) const;
   // Query i's anchor and relation rows as its scores read them: the table's
   // rows, or copies with the query's dropout in the step's scratch rows.
   void query_rows(int64_t i, const float* entities, const float* relations, const float** anchor,
@@ -115,7 +140,7 @@ class AllEntitiesStep {
   MultiLabel kvsall_;
   StepDraws draws_;
   // Kept between steps.
-  std::vector<int64_t> entity_uses_;
+  std::vector<int64_t> entity_uses_, slots_;
   std::vector<int64_t> all_entity_ids_, all_relation_ids_, anchors_, relations_, target_offsets_, targets_,
       batch_entities_;
   Distinct distinct_entities_;

@@ -128,9 +128,19 @@ void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& st
 }
 
 ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
-                         const store::Initializer& init, double lr)
-    : ctx_(&ctx), embedding_(ctx, name, dim, policy, init), optimizer_(ctx, {&embedding_}, lr) {
+                         const store::Initializer& init, double lr, bool elementwise)
+    : ctx_(&ctx), elementwise_(elementwise), embedding_(ctx, name, dim, policy, init) {
+  const std::vector<const distributed::DistEmbedding*> tables{&embedding_};
+  if (elementwise)
+    optimizer_ = std::make_unique<distributed::SparseAdagrad>(ctx, tables, lr);
+  else
+    optimizer_ = std::make_unique<distributed::SparseRowAdagrad>(ctx, tables, lr);
   lr_ = lr;
+}
+
+distributed::DistTensor ServerTable::state_tensor() const {
+  return distributed::DistTensor::open(
+      *ctx_, store::optimizer_state_name(embedding_.name(), elementwise_ ? "adagrad_sum" : "row_adagrad_sum"));
 }
 
 torch::Tensor ServerTable::pull(const std::vector<int64_t>& ids) {
@@ -172,9 +182,21 @@ void ServerTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
 
 void ServerTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();
-  optimizer_.flush();
-  optimizer_.set_lr(lr_);
-  optimizer_.step_async(embedding_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>());
+  optimizer_->flush();
+  optimizer_->set_lr(lr_);
+  optimizer_->step_async(embedding_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>());
+}
+
+void ServerTable::flush() {
+  optimizer_->flush();
+  if (candidates_) candidates_->flush();
+}
+
+ShardedCandidates& ServerTable::candidates() {
+  if (!candidates_)
+    candidates_ = std::make_unique<ShardedCandidates>(*ctx_, embedding_.weight().name(),
+                                                      embedding_.weight().spec().policy, dim(), optimizer_kind());
+  return *candidates_;
 }
 
 torch::Tensor ServerTable::read_all() {
@@ -182,15 +204,13 @@ torch::Tensor ServerTable::read_all() {
 }
 
 torch::Tensor ServerTable::read_state() {
-  const auto state = distributed::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
-  return tensor_of(distributed::read_in_original_order(*ctx_, state));
+  return tensor_of(distributed::read_in_original_order(*ctx_, state_tensor()));
 }
 
 void ServerTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
   distributed::write_in_original_order(*ctx_, embedding_.weight(), array_of(weights));
-  const auto state_tensor =
-      distributed::DistTensor::open(*ctx_, store::optimizer_state_name(embedding_.name(), "row_adagrad_sum"));
-  distributed::write_in_original_order(*ctx_, state_tensor, array_of(state.reshape({-1})));
+  const torch::Tensor sums = elementwise_ ? state.reshape({-1, dim()}) : state.reshape({-1});
+  distributed::write_in_original_order(*ctx_, state_tensor(), array_of(sums));
 }
 
 }  // namespace tessera::kge

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sharded_candidates.h"
 #include "tessera/distributed/dist_embedding.h"
 #include "store/row_locks.h"
 #include "tessera/store/tensor.h"
@@ -56,6 +57,7 @@ class EmbeddingTable {
   // they checkpoint themselves; none for a table in this process.
   virtual std::vector<std::string> server_tensors() const { return {}; }
   void set_lr(double lr) { lr_ = lr; }
+  double lr() const { return lr_; }
 
  protected:
   double lr_ = 0.01;
@@ -101,8 +103,10 @@ class LocalTable : public EmbeddingTable {
 class ServerTable : public EmbeddingTable {
  public:
   // Collective: every trainer creates it with the same arguments.
+  // `elementwise`: the servers step it with torch's element-wise Adagrad
+  // (a sum per element) instead of DGL-KE's row-wise one.
   ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
-              const store::Initializer& init, double lr);
+              const store::Initializer& init, double lr, bool elementwise = false);
   int64_t num_rows() const override { return embedding_.num_embeddings(); }
   int64_t dim() const override { return embedding_.dim(); }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
@@ -114,16 +118,26 @@ class ServerTable : public EmbeddingTable {
   // at most one is in flight while the trainer computes (as DGL-KE's async
   // pushes go).
   void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
-  void flush() override { optimizer_.flush(); }
+  void flush() override;
+  store::SparseOptimizer optimizer_kind() const {
+    return elementwise_ ? store::SparseOptimizer::kAdagrad : store::SparseOptimizer::kRowAdagrad;
+  }
+  // The table as every entity's candidates of 1vsAll / KvsAll queries,
+  // scored and stepped on the servers (made on first use).
+  ShardedCandidates& candidates();
   torch::Tensor read_all() override;
   torch::Tensor read_state() override;
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
-  std::vector<std::string> server_tensors() const override { return optimizer_.tensors(); }
+  std::vector<std::string> server_tensors() const override { return optimizer_->tensors(); }
 
  private:
+  distributed::DistTensor state_tensor() const;
+
   distributed::Context* ctx_;
+  bool elementwise_;
   distributed::DistEmbedding embedding_;
-  distributed::SparseRowAdagrad optimizer_;
+  std::unique_ptr<distributed::SparseOptimizer> optimizer_;
+  std::unique_ptr<ShardedCandidates> candidates_;
 };
 
 // A float32 Array as a tensor sharing its memory (the Array stays alive).

@@ -65,15 +65,35 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
     const int64_t queries = o.train_mode == "KvsAll" ? o.batch_size : 2 * o.batch_size;
     // Refused here, once the graph is read, if its scores cannot fit.
     const int64_t entities = job.kg.num_entities;
-    const int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), queries, o.all_scores_mb << 20);
+    int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), queries, o.all_scores_mb << 20);
+    if (auto* on_servers = dynamic_cast<ServerTable*>(job.entities.get())) {
+      // Each server keeps a batch's scores against its whole shard, and the shard's gradient.
+      const int64_t shard = on_servers->candidates().largest_shard();
+      if (all_entities_chunk_rows(shard, score.entity_dim(), queries, o.all_scores_mb << 20) < queries)
+        fail("--train_mode {} with the entity table on the servers keeps a batch's {} queries' scores against a "
+             "server's {} entity rows and their gradient, {} MB, more than --all_scores_mb {}: raise it, add "
+             "machines, or lower --batch_size",
+             o.train_mode, queries, shard,
+             ((queries + score.entity_dim()) * shard * static_cast<int64_t>(sizeof(float)) >> 20) + 1,
+             o.all_scores_mb);
+      rows = queries;  // the trainer itself scores nothing
+    }
     if (rows == 0)
       fail("--train_mode {} on {}: its {} entities need at least {} MB for the dense entity gradient and a chunk "
            "of scores, more than --all_scores_mb {}; raise it, or train with --train_mode negative_sampling, whose "
            "memory does not grow with the entities",
            o.train_mode, job.kg.name, entities,
            (all_entities_min_bytes(entities, score.entity_dim(), queries) >> 20) + 1, o.all_scores_mb);
-    if (o.train_mode == "KvsAll")
+    if (o.train_mode == "KvsAll") {
       kvsall_ = std::make_unique<KvsAllQueries>(kvsall_queries(job.kg.train, job.kg.num_relations, o.reciprocal));
+      if (job.distributed()) {
+        // job.kg.train holds every trainer's triples here (kge_job.cc): each
+        // trainer asks every world_size-th query, and its sampler shuffles them.
+        std::vector<int64_t> mine;
+        for (int64_t q = job.rank(); q < kvsall_->size(); q += job.world_size()) mine.push_back(q);
+        kvsall_->queries = kvsall_->queries.gather_rows(mine.data(), static_cast<int64_t>(mine.size()));
+      }
+    }
     steps_.emplace_back(std::make_unique<AllEntitiesStep>(
         score_options(o), reg, job.kg.num_relations, o.reciprocal, rows,
         EmbeddingDropout{o.entity_dropout, o.relation_dropout}, MultiLabel{kvsall_.get(), o.label_smoothing}));
@@ -84,9 +104,10 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
 
 std::string KgeTask::epoch_summary() const {
   if (!kvsall_) return "";
-  return fmt::format("KvsAll: {} queries ({} for tails, {} for heads), {} steps an epoch", kvsall_->size(),
+  return fmt::format("KvsAll: {} queries ({} for tails, {} for heads), {} steps an epoch{}", kvsall_->size(),
                      kvsall_->tail_queries, kvsall_->size() - kvsall_->tail_queries,
-                     (kvsall_->size() + o_.batch_size - 1) / o_.batch_size);
+                     (kvsall_->queries.rows() + o_.batch_size - 1) / o_.batch_size,
+                     job_.distributed() ? fmt::format(" ({} of them on each trainer)", kvsall_->queries.rows()) : "");
 }
 
 void KgeTask::begin(int64_t steps_done) {
@@ -175,11 +196,13 @@ bool KgeTask::evaluates() const { return o_.valid && valid_.rows() > 0; }
 
 train::Report KgeTask::evaluate(int64_t step) {
   Timer t;
+  job_.entities->flush();  // the last steps' rows, also those a server applies itself
   last_valid_ = metrics_json(evaluate_triples(job_, valid_, score_, known_, o_), "valid");
   return {last_valid_, metrics_line(last_valid_, "valid") + fmt::format(" at step {} in {:.1f}s", step, t.seconds())};
 }
 
 nlohmann::json KgeTask::test_metrics() {
+  job_.entities->flush();
   return metrics_json(evaluate_triples(job_, test_, score_, known_, o_), "test");
 }
 
@@ -230,6 +253,15 @@ nlohmann::json KgeTask::final_record(double train_s) {
                           {"push_s", all.push}, {"loss", all.steps ? all.loss / all.steps : 0.0}};
   if (!last_valid_.is_null())
     for (auto& [k, v] : last_valid_.items()) final[k] = v;
+  auto* on_servers = dynamic_cast<ServerTable*>(job_.entities.get());
+  if (on_servers != nullptr && scores_all_entities(o_)) {
+    // What this trainer's steps sent and received, beside what pulling every
+    // entity row and pushing its gradient back each step would have.
+    const ShardedCandidates& c = on_servers->candidates();
+    final["network_bytes_per_step"] = c.steps() ? static_cast<double>(c.bytes()) / static_cast<double>(c.steps()) : 0.0;
+    final["all_rows_bytes_per_step"] =
+        2.0 * static_cast<double>(on_servers->num_rows() * on_servers->dim()) * static_cast<double>(sizeof(float));
+  }
   return final;
 }
 

@@ -32,7 +32,8 @@ void validate(const KgeOptions& o) {
   if (o.num_proc < 1) fail("--num_proc must be at least 1, got {}", o.num_proc);
   if (o.num_thread < 0) fail("--num_thread must be at least 1 (0: cores / --num_proc), got {}", o.num_thread);
   if (o.num_test_proc < 0) fail("--num_test_proc must be at least 1 (0: --num_proc), got {}", o.num_test_proc);
-  if (o.force_sync_interval < 1) fail("--force_sync_interval must be at least 1, got {}", o.force_sync_interval);
+  if (o.force_sync_interval < 0)
+    fail("--force_sync_interval must be at least 1 (0: the training mode's default), got {}", o.force_sync_interval);
   if (o.checkpoint_interval < 0) fail("--checkpoint_interval must be 0 (none) or more, got {}", o.checkpoint_interval);
   if (o.keep_checkpoints < 1) fail("--keep_checkpoints must be at least 1, got {}", o.keep_checkpoints);
   if (!(o.eval_percent > 0 && o.eval_percent <= 1)) fail("--eval_percent must be in (0, 1], got {}", o.eval_percent);
@@ -62,9 +63,6 @@ void validate(const KgeOptions& o) {
   }
   if (o.optimizer != "row_adagrad" && o.optimizer != "adagrad")
     fail("--optimizer must be row_adagrad (DGL-KE's) or adagrad (element-wise, LibKGE's), got '{}'", o.optimizer);
-  if (o.optimizer == "adagrad" && runs_distributed(o))
-    fail("--optimizer adagrad keeps a sum per element in this process; under tessera launch the servers step the "
-         "entity rows with DGL-KE's row-wise Adagrad: drop --optimizer, or train standalone");
   if (o.regularization_weighted && !scores_all_entities(o))
     fail("--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step; negative_sampling "
          "(DGL-KE's training) takes each distinct row once");
@@ -75,7 +73,7 @@ void validate(const KgeOptions& o) {
          "--train_mode KvsAll)",
          o.train_mode);
   if (scores_all_entities(o)) {
-    const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, runs_distributed(o), o.train_mode);
+    const std::string refusal = all_entities_refusal(score_options(o), o.num_proc, o.train_mode);
     if (!refusal.empty()) fail("{}", refusal);
     if (o.all_scores_mb < 1) fail("--all_scores_mb must be at least 1, got {}", o.all_scores_mb);
   }
@@ -140,7 +138,7 @@ int run_kge_training(const KgeOptions& options) {
   lo.total_flag = "--max_step";
   lo.log_every = o.log_interval;
   lo.eval_every = o.eval_interval;
-  lo.sync_every = job.distributed() ? o.force_sync_interval : 0;
+  lo.sync_every = job.distributed() ? relation_sync_interval(o) : 0;
   lo.checkpoints = &checkpoints;
   train::TrainLoop loop(log, lo);
   loop.run(task);

@@ -131,7 +131,7 @@ void adagrad_rows(LocalTensor& weight, LocalTensor& state_sum, const int64_t* ro
     float* sr = s + rows[i] * width;
     const float* g = grads + i * width;
     for (int64_t k = 0; k < width; ++k) {
-      sr[k] += g[k] * g[k];
+      sr[k] += p.state_weight * g[k] * g[k];
       wr[k] -= p.lr * g[k] / (std::sqrt(sr[k]) + p.eps);
     }
   }

@@ -141,7 +141,7 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
   cmd->add_flag("--async_update", o->async_update,
                 "accepted for DGL-KE's command line: distributed pushes always overlap the next step");
   cmd->add_option("--force_sync_interval", o->force_sync_interval,
-                  "distributed: steps between merges of the relation replicas (default 10)");
+                  "distributed: steps between merges of the relation replicas (default 10; 1vsAll/KvsAll: 1)");
   cmd->add_option("--save_path", o->save_path,
                   "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");

@@ -377,7 +377,7 @@ int run_pull_loop(const std::map<std::string, std::string>& flags) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample|hetero-sample|intrude|service [--flag value ...]\n");
+    fmt::print(stderr, "usage: dist_worker check|pull-loop|garbage|sample|hetero-sample|intrude|service|kge-shards [--flag value ...]\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -396,6 +396,7 @@ int main(int argc, char** argv) {
     if (scenario == "hetero-sample") return run_hetero_sample(flags);
     if (scenario == "intrude") return run_intrude(flags);
     if (scenario == "service") return run_service(flags);
+    if (scenario == "kge-shards") return run_kge_shards(flags);
     fmt::print(stderr, "unknown scenario {}\n", scenario);
     return 2;
   } catch (const std::exception& e) {

@@ -51,3 +51,8 @@ int run_intrude(const std::map<std::string, std::string>& flags);
 // (service_scenario.cc) on every machine; prints "registered service
 // answered by machine M" for each.
 int run_service(const std::map<std::string, std::string>& flags);
+
+// dist_worker kge-shards: 1vsAll and KvsAll steps with the entity table on
+// every machine's server against the standalone step on the same tables;
+// prints "kge step on the servers matches the standalone step: CASE" for each.
+int run_kge_shards(const std::map<std::string, std::string>& flags);

@@ -75,7 +75,7 @@ struct KgeOptions {
   int num_proc = 1, num_thread = 0;  // num_thread 0: cores / num_proc
   int num_test_proc = 0;             // evaluation runs on num_test_proc x threads per worker (0: num_proc)
   bool async_update = false;
-  int64_t force_sync_interval = 10;
+  int64_t force_sync_interval = 0;  // 0: 10 with negative sampling, 1 with 1vsAll / KvsAll
   uint64_t seed = 0;
   // Evaluation.
   bool valid = false, test = false;

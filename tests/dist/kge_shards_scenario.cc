@@ -1,0 +1,125 @@
+// 1vsAll / KvsAll steps with the entity table on the servers (each machine's
+// server scoring its own shard) against the standalone step on the same
+// tables, batch and dropout draws: the loss, and every entity and relation
+// row after the step's Adagrad, must agree. Trainer 0 steps; the other
+// trainers only hold the job open.
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "kge/all_entities_step.h"
+#include "kge/embedding_table.h"
+#include "kge/kvsall_queries.h"
+#include "scenarios.h"
+#include "tessera/base/random.h"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::kge;
+
+constexpr int64_t kRelations = 5, kPositives = 48;
+constexpr double kLr = 0.1;
+
+// What Adagrad (row-wise, or element-wise) makes of `rows` from a zero state and `grad`.
+torch::Tensor adagrad_from_zero(const torch::Tensor& rows, const torch::Tensor& grad, bool elementwise) {
+  const torch::Tensor state = elementwise ? grad.pow(2) : grad.pow(2).mean(1, true);
+  return rows - kLr * grad / (state.sqrt() + 1e-10);
+}
+
+struct Case {
+  const char* name;
+  int64_t entity_dim, relation_dim;
+  ScoreOptions model;
+  Regularization reg;
+  EmbeddingDropout dropout;
+  bool kvsall;
+  double label_smoothing;
+  bool elementwise = false;
+};
+
+void check_case(distributed::Context& ctx, const Case& c, int index) {
+  ServerTable entities(ctx, fmt::format("kge-shards-{}", index), c.entity_dim, ctx.book().node_policy(0),
+                       uniform_init(0.5, 3 + index), kLr, c.elementwise);
+  const int64_t num_entities = entities.num_rows();
+  LocalTable relations("kge-relation", 2 * kRelations, c.relation_dim, uniform_init(0.5, 11 + index), kLr,
+                       c.elementwise);
+  Rng rng(17, index);
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < kPositives; ++i)
+    for (const int64_t bound : {num_entities, kRelations, num_entities})
+      flat.push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(bound))));
+  Array triples = Array::zeros(DType::kInt64, {kPositives, 3});
+  std::copy(flat.begin(), flat.end(), triples.data<int64_t>());
+  const KvsAllQueries queries = kvsall_queries(triples, kRelations, true);
+  sampling::TripleBatch batch;
+  const Array& rows = c.kvsall ? queries.queries : triples;
+  for (int64_t i = 0; i < rows.rows(); ++i) {
+    batch.head.push_back(rows.data<int64_t>()[3 * i]);
+    batch.relation.push_back(rows.data<int64_t>()[3 * i + 1]);
+    batch.tail.push_back(rows.data<int64_t>()[3 * i + 2]);
+  }
+  const MultiLabel labels{c.kvsall ? &queries : nullptr, c.label_smoothing};
+  std::vector<int64_t> all(num_entities);
+  std::iota(all.begin(), all.end(), 0);
+  const torch::Tensor e0 = entities.pull(all), r0 = relations.view().clone();
+
+  AllEntitiesStep on_servers(c.model, c.reg, kRelations, true, 1, c.dropout, labels);
+  StepTimes times;
+  torch::manual_seed(5);
+  on_servers.run(batch, entities, relations, &times);
+  entities.flush();
+  const torch::Tensor e1 = entities.pull(all), r1 = relations.view().clone();
+
+  // Standalone, in chunks of 7 queries, from the same tables and draws.
+  AllEntitiesStep here(c.model, c.reg, kRelations, true, 7, c.dropout, labels);
+  torch::Tensor ge = torch::empty_like(e0), gr = torch::empty_like(r0);
+  double ce = 0;
+  torch::manual_seed(5);
+  const double loss = here.loss_and_gradients(batch, e0, r0, &ge, &gr, &ce);
+  // Element-wise from a zero state, an element moves by lr x g / (|g| + 1e-10): where |g| is within a few
+  // orders of that eps, the summation order of the shards' products alone decides it, so those elements are
+  // left out (dropped ones, exactly 0, stay in).
+  const torch::Tensor settled =
+      c.elementwise ? ((ge.abs() > 1e-8) | (ge == 0)).to(torch::kFloat32) : torch::ones_like(ge);
+  EXPECT_OR_FAIL(settled.mean().item<double>() > 0.99, "{}: only {} of the gradient's elements are 0 or above 1e-8",
+                 c.name, settled.mean().item<double>());
+  const double entity_gap =
+      ((e1 - adagrad_from_zero(e0, ge, c.elementwise)).abs() * settled).max().item<double>();
+  const double relation_gap = (r1 - adagrad_from_zero(r0, gr, c.elementwise)).abs().max().item<double>();
+  EXPECT_OR_FAIL(std::abs(times.loss - loss) < 1e-5 * std::max(1.0, loss), "{}: loss on the servers {} against {}",
+                 c.name, times.loss, loss);
+  EXPECT_OR_FAIL(entity_gap < 1e-4 && relation_gap < 1e-4,
+                 "{}: after the step the entity rows differ by up to {} and the relation rows by {}", c.name,
+                 entity_gap, relation_gap);
+  EXPECT_OR_FAIL((e1 - e0).abs().max().item<double>() > 1e-3, "{}: the step moved no entity row", c.name);
+  fmt::print("kge step on the servers matches the standalone step: {} (loss {:.6f}, entity rows within {:.1e})\n",
+             c.name, loss, entity_gap);
+}
+
+}  // namespace
+
+int run_kge_shards(const std::map<std::string, std::string>&) {
+  auto ctx = distributed::initialize();
+  const std::vector<Case> cases{
+      {"1vsAll ComplEx", 16, 16, {Model::kComplEx, 16, 0.0, false, false}, {1e-3, 3, -1, false}, {}, false, 0},
+      {"1vsAll DistMult, dropout, weighted penalty", 16, 16, {Model::kDistMult, 16, 0.0, false, false},
+       {1e-3, 2, 1e-4, true}, {0.2, 0.3}, false, 0},
+      {"KvsAll RESCAL, label smoothing, dropout", 4, 16, {Model::kRESCAL, 4, 0.0, false, false},
+       {1e-3, 3, -1, false}, {0.1, 0.2}, true, 0.1},
+      {"1vsAll ComplEx, element-wise Adagrad", 16, 16, {Model::kComplEx, 16, 0.0, false, false},
+       {1e-3, 3, -1, false}, {0.05, 0.4}, false, 0, true},
+  };
+  // Every trainer creates each table (collective); trainer 0 steps.
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (ctx->rank() == 0) {
+      check_case(*ctx, cases[i], static_cast<int>(i));
+    } else {
+      ServerTable table(*ctx, fmt::format("kge-shards-{}", i), cases[i].entity_dim, ctx->book().node_policy(0),
+                        uniform_init(0.5, 3 + i), kLr, cases[i].elementwise);
+    }
+    ctx->barrier();
+  }
+  ctx->finalize();
+  return 0;
+}
