@@ -38,9 +38,18 @@ Session& session(const server::ServerState& state, int64_t rank) {
   return sessions[{&state, rank}];
 }
 
-void expect_stage(const Session& s, Session::Stage stage, int64_t rank, const char* request) {
+// The session of the request's trainer, which must be at `stage` (it goes
+// back to idle until the request is served); `frames`: the request's count.
+Session& session_at(const server::ServerState& state, const net::Request& request, Session::Stage stage,
+                    size_t frames, const char* what) {
+  const int64_t rank = request.header.iarg;
+  Session& s = session(state, rank);
   if (s.stage != stage)
-    throw ProtocolError(fmt::format("{} of trainer {} arrived out of order (scores, gradients, step)", request, rank));
+    throw ProtocolError(fmt::format("{} of trainer {} arrived out of order (scores, gradients, step)", what, rank));
+  s.stage = Session::Stage::kIdle;
+  if (request.frames.size() != frames)
+    throw ProtocolError(fmt::format("{} needs {} frames, got {}", what, frames, request.frames.size()));
+  return s;
 }
 
 torch::Tensor float_frame(const zmq::message_t& frame, int64_t rows, int64_t cols, const char* what) {
@@ -72,6 +81,8 @@ net::Frames serve_scores(server::ServerState& state, net::Request& request, net:
   const int64_t* targets = int_frame(request.frames[2], num_targets, "targets");
   const auto seed = static_cast<uint64_t>(*int_frame(request.frames[3], 1, "seed"));
   if (offsets[0] != 0 || offsets[n] != num_targets) throw ProtocolError("shard scores: target offsets do not span the targets");
+  for (int64_t i = 0; i < n; ++i)
+    if (offsets[i + 1] < offsets[i]) throw ProtocolError(fmt::format("shard scores: target offset {} decreases", i + 1));
   s.target_offsets.assign(offsets, offsets + n + 1);
   s.targets.resize(num_targets);
   for (int64_t k = 0; k < num_targets; ++k) {
@@ -83,6 +94,7 @@ net::Frames serve_scores(server::ServerState& state, net::Request& request, net:
   // as a standalone table draws its rows from first_id on.
   const torch::Tensor shard = tensor_of(t.rows).view({rows, d});
   const double p = h.fargs[0];
+  if (!(p >= 0 && p < 1)) throw ProtocolError(fmt::format("shard scores: dropout {} is outside [0, 1)", p));
   s.dropped = p > 0;
   s.candidates = shard;
   if (s.dropped) {
@@ -118,10 +130,7 @@ net::Frames serve_scores(server::ServerState& state, net::Request& request, net:
 
 net::Frames serve_gradients(server::ServerState& state, net::Request& request, net::Header* reply) {
   const net::Header& h = request.header;
-  Session& s = session(state, h.iarg);
-  expect_stage(s, Session::Stage::kScored, h.iarg, "shard gradients");
-  s.stage = Session::Stage::kIdle;
-  if (request.frames.size() != 1) throw ProtocolError("shard gradients need one frame of per-query weights");
+  Session& s = session_at(state, request, Session::Stage::kScored, 1, "shard gradients");
   const int64_t n = s.scores.size(0), rows = s.scores.size(1);
   const torch::Tensor w = float_frame(request.frames[0], n, 3, "per-query weights");
   // d loss / d score = (softmax - target) x scale, in place of the scores.
@@ -152,10 +161,7 @@ net::Frames serve_gradients(server::ServerState& state, net::Request& request, n
 
 net::Frames serve_step(server::ServerState& state, net::Request& request, net::Header*) {
   const net::Header& h = request.header;
-  Session& s = session(state, h.iarg);
-  expect_stage(s, Session::Stage::kDifferentiated, h.iarg, "shard step");
-  s.stage = Session::Stage::kIdle;
-  if (request.frames.size() != 2) throw ProtocolError("a shard step needs row offsets and their gradients");
+  Session& s = session_at(state, request, Session::Stage::kDifferentiated, 2, "shard step");
   const int64_t rows = s.entity_grad.size(0), d = s.entity_grad.size(1);
   const auto k = static_cast<int64_t>(request.frames[0].size() / sizeof(int64_t));
   const int64_t* offsets = int_frame(request.frames[0], k, "row offsets");
@@ -172,9 +178,12 @@ net::Frames serve_step(server::ServerState& state, net::Request& request, net::H
     std::iota(s.all_rows.begin(), s.all_rows.end(), 0);
   }
   store::SparseStepParams params;
-  params.kind = static_cast<store::SparseOptimizer>(static_cast<int64_t>(h.fargs[2]));
-  if (params.kind != store::SparseOptimizer::kRowAdagrad && params.kind != store::SparseOptimizer::kAdagrad)
-    throw ProtocolError(fmt::format("shard step: optimizer {} is not an Adagrad", h.fargs[2]));
+  // Compared as doubles first: casting an arbitrary one to an integer is undefined.
+  const double kind = h.fargs[2];
+  if (kind != static_cast<double>(store::SparseOptimizer::kRowAdagrad) &&
+      kind != static_cast<double>(store::SparseOptimizer::kAdagrad))
+    throw ProtocolError(fmt::format("shard step: optimizer {} is not an Adagrad", kind));
+  params.kind = static_cast<store::SparseOptimizer>(static_cast<int64_t>(kind));
   params.lr = h.fargs[0];
   params.eps = h.fargs[1];
   store::apply_sparse_step([&state](const std::string& name) -> store::LocalTensor& { return state.tensor(name); },

@@ -10,6 +10,8 @@
 #include "kge/all_entities_step.h"
 #include "kge/embedding_table.h"
 #include "kge/kvsall_queries.h"
+#include "kge/shard_scores_service.h"
+#include "net/transport.h"
 #include "scenarios.h"
 #include "tessera/base/random.h"
 
@@ -110,6 +112,18 @@ int run_kge_shards(const std::map<std::string, std::string>&) {
       {"1vsAll ComplEx, element-wise Adagrad", 16, 16, {Model::kComplEx, 16, 0.0, false, false},
        {1e-3, 3, -1, false}, {0.05, 0.4}, false, 0, true},
   };
+  if (ctx->rank() == 0) {
+    // A step before its scores is an error reply naming the order, and the server goes on serving.
+    net::Header h = net::make_header(kShardStep, 0, "kge-shards-0");
+    try {
+      ctx->client().wait({ctx->client().send(ctx->server_for(0), h, {})});
+      fail("a shard step without scores was answered");
+    } catch (const Error& e) {
+      EXPECT_OR_FAIL(std::string(e.what()).find("shard step of trainer 0 arrived out of order") != std::string::npos,
+                     "unexpected error: {}", e.what());
+    }
+    fmt::print("a shard step before its scores is refused: out of order\n");
+  }
   // Every trainer creates each table (collective); trainer 0 steps.
   for (size_t i = 0; i < cases.size(); ++i) {
     if (ctx->rank() == 0) {
