@@ -54,7 +54,8 @@ int64_t all_entities_chunk_rows(int64_t num_entities, int64_t entity_dim, int64_
 }
 
 nn::detail::DropoutDraw query_draw(const nn::detail::DropoutDraw& base, int64_t query, int64_t width) {
-  // Query i's elements take the quads of draws after query i - 1's: one stream over the queries' rows.
+  // Query i's elements take the quads of draws after query i - 1's: one stream over the queries' rows (the
+  // same stream as one draw over a contiguous table of them when width is a multiple of 4).
   nn::detail::DropoutDraw d = base;
   d.seed += static_cast<uint64_t>(query) * static_cast<uint64_t>((width + 3) / 4) * nn::detail::kDrawStep;
   return d;
@@ -264,10 +265,12 @@ void AllEntitiesStep::backward_queries(const float* e, const float* r, float* ge
   }
 }
 
-// The entity IDs the batch names: its anchors, and KvsAll's answers.
+// The entity rows the step reads itself: its anchors, and KvsAll's answers
+// when the penalty reads them.
 void AllEntitiesStep::collect_batch_entities() {
   batch_entities_.assign(anchors_.begin(), anchors_.end());
-  if (kvsall_.queries != nullptr) batch_entities_.insert(batch_entities_.end(), targets_.begin(), targets_.end());
+  if (kvsall_.queries != nullptr && reg_.coefficient > 0)
+    batch_entities_.insert(batch_entities_.end(), targets_.begin(), targets_.end());
   distinct(batch_entities_, &distinct_entities_);
 }
 
@@ -358,11 +361,12 @@ void AllEntitiesStep::run_on_servers(const sampling::TripleBatch& b, ServerTable
   set_queries(b);
   const int64_t num_entities = entities.num_rows(), queries = static_cast<int64_t>(anchors_.size());
   set_weights(num_entities);
-  // The batch's own rows, pulled: the queries' anchors and KvsAll's answers (the penalty reads them).
+  // The batch's own rows, pulled: the queries' anchors (and KvsAll's answers when the penalty reads them).
   collect_batch_entities();
   const std::vector<int64_t> ids = distinct_entities_.unique;
   entities.candidates().flush();
   const torch::Tensor rows = entities.pull(ids).contiguous();
+  entities.candidates().count_pulled(static_cast<int64_t>(ids.size()));
   if (static_cast<int64_t>(slots_.size()) != num_entities) slots_.assign(num_entities, -1);
   for (size_t k = 0; k < ids.size(); ++k) slots_[ids[k]] = static_cast<int64_t>(k);
   times->pull += timer.lap();

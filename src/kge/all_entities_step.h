@@ -98,7 +98,7 @@ class AllEntitiesStep {
                             const torch::Tensor& relations, torch::Tensor* entity_grad, torch::Tensor* relation_grad,
                             double* cross_entropy);
 
-  // The dropout draws of the last loss_and_gradients (a test rebuilds its masks).
+  // The dropout draws of the last step (a test rebuilds its masks).
   const StepDraws& last_draws() const { return draws_; }
 
  private:
@@ -118,7 +118,7 @@ class AllEntitiesStep {
   double score_locally(const torch::Tensor& entities, torch::Tensor* entity_grad);
   // dQ through the queries into their anchor rows (ge) and relation rows (gr).
   void backward_queries(const float* e, const float* r, float* ge, float* gr);
-  // distinct_entities_: the entities the batch names (anchors; KvsAll's answers).
+  // distinct_entities_: the entity rows the step reads (anchors; KvsAll's answers under a penalty).
   void collect_batch_entities();
   // The -rc penalty of the batch's rows, its gradient added to ge and gr.
   double penalty(int64_t positives, const float* e, const float* r, float* ge, float* gr);

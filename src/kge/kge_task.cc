@@ -67,15 +67,18 @@ KgeTask::KgeTask(KgeJob& job, const KgeOptions& o, const ScoreFunction& score, c
     const int64_t entities = job.kg.num_entities;
     int64_t rows = all_entities_chunk_rows(entities, score.entity_dim(), queries, o.all_scores_mb << 20);
     if (auto* on_servers = dynamic_cast<ServerTable*>(job.entities.get())) {
-      // Each server keeps a batch's scores against its whole shard, and the shard's gradient.
+      // Each server keeps, per trainer, a batch's scores against its whole
+      // shard (and a temporary as large), the shard's gradient and its
+      // dropped copy.
       const int64_t shard = on_servers->candidates().largest_shard();
-      if (all_entities_chunk_rows(shard, score.entity_dim(), queries, o.all_scores_mb << 20) < queries)
-        fail("--train_mode {} with the entity table on the servers keeps a batch's {} queries' scores against a "
-             "server's {} entity rows and their gradient, {} MB, more than --all_scores_mb {}: raise it, add "
-             "machines, or lower --batch_size",
-             o.train_mode, queries, shard,
-             ((queries + score.entity_dim()) * shard * static_cast<int64_t>(sizeof(float)) >> 20) + 1,
-             o.all_scores_mb);
+      const int64_t server_mb =
+          (job.world_size() * (2 * queries + 2 * score.entity_dim()) * shard * static_cast<int64_t>(sizeof(float)) >>
+           20) + 1;
+      if (server_mb > o.all_scores_mb)
+        fail("--train_mode {} with the entity table on the servers keeps, for each of the {} trainers, a batch's "
+             "{} queries' scores against a server's {} entity rows and the shard's gradient: {} MB a server, more "
+             "than --all_scores_mb {}; raise it, add machines, or lower --batch_size",
+             o.train_mode, job.world_size(), queries, shard, server_mb, o.all_scores_mb);
       rows = queries;  // the trainer itself scores nothing
     }
     if (rows == 0)
@@ -107,7 +110,7 @@ std::string KgeTask::epoch_summary() const {
   return fmt::format("KvsAll: {} queries ({} for tails, {} for heads), {} steps an epoch{}", kvsall_->size(),
                      kvsall_->tail_queries, kvsall_->size() - kvsall_->tail_queries,
                      (kvsall_->queries.rows() + o_.batch_size - 1) / o_.batch_size,
-                     job_.distributed() ? fmt::format(" ({} of them on each trainer)", kvsall_->queries.rows()) : "");
+                     job_.distributed() ? fmt::format(" (this trainer's share: {})", kvsall_->queries.rows()) : "");
 }
 
 void KgeTask::begin(int64_t steps_done) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <limits>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -24,6 +25,7 @@ struct Session {
   enum class Stage { kIdle, kScored, kDifferentiated };
   Stage stage = Stage::kIdle;
   std::string tensor;
+  const void* shard = nullptr;  // the tensor's rows when scored: a later request finds them unchanged or fails
   torch::Tensor queries, scores, candidates, dropped_copy, entity_grad;
   std::vector<int64_t> target_offsets, targets;  // targets: local rows of this shard, or -1
   bool dropped = false;
@@ -40,15 +42,24 @@ Session& session(const server::ServerState& state, int64_t rank) {
 
 // The session of the request's trainer, which must be at `stage` (it goes
 // back to idle until the request is served); `frames`: the request's count.
-Session& session_at(const server::ServerState& state, const net::Request& request, Session::Stage stage,
+Session& session_at(server::ServerState& state, const net::Request& request, Session::Stage stage,
                     size_t frames, const char* what) {
   const int64_t rank = request.header.iarg;
+  if (rank < 0 || rank >= state.env.world_size())
+    throw ProtocolError(fmt::format("{}: trainer {} is not one of the job's {}", what, rank, state.env.world_size()));
   Session& s = session(state, rank);
   if (s.stage != stage)
     throw ProtocolError(fmt::format("{} of trainer {} arrived out of order (scores, gradients, step)", what, rank));
   s.stage = Session::Stage::kIdle;
   if (request.frames.size() != frames)
     throw ProtocolError(fmt::format("{} needs {} frames, got {}", what, frames, request.frames.size()));
+  if (stage != Session::Stage::kIdle) {
+    // The shard the session scored must still be there: deleted or made
+    // again in between, its rows are gone and the kept products stale.
+    store::LocalTensor& t = state.tensor(s.tensor);
+    if (t.rows.raw() != s.shard || t.num_rows() != s.candidates.size(0) || t.spec.row_elems() != s.candidates.size(1))
+      throw ProtocolError(fmt::format("{}: tensor {} changed since trainer {}'s scores", what, s.tensor, rank));
+  }
   return s;
 }
 
@@ -64,13 +75,15 @@ const int64_t* int_frame(const zmq::message_t& frame, int64_t count, const char*
 
 net::Frames serve_scores(server::ServerState& state, net::Request& request, net::Header* reply) {
   const net::Header& h = request.header;
+  // Scores start a step from any stage (a trainer that failed mid-step starts over).
   Session& s = session(state, h.iarg);
   s.stage = Session::Stage::kIdle;
+  session_at(state, request, Session::Stage::kIdle, 4, "shard scores");
   s.tensor = net::header_name(h);
   store::LocalTensor& t = state.tensor(s.tensor);
+  s.shard = t.rows.raw();
   const int64_t d = t.spec.row_elems(), rows = t.num_rows();
   const std::vector<int64_t> shape = net::header_shape(h);
-  if (request.frames.size() != 4) throw ProtocolError("shard scores need queries, target offsets, targets and a seed");
   if (shape.size() != 2 || shape[1] != d)
     throw ProtocolError(fmt::format("shard scores: queries of width {} against rows of {}",
                                     shape.size() == 2 ? shape[1] : -1, d));
@@ -105,8 +118,10 @@ net::Frames serve_scores(server::ServerState& state, net::Request& request, net:
   }
   if (!s.scores.defined() || s.scores.size(0) != n || s.scores.size(1) != rows) s.scores = torch::empty({n, rows});
   torch::mm_out(s.scores, s.queries, s.candidates.t());
-  const torch::Tensor highest = std::get<0>(s.scores.max(1));
-  const torch::Tensor sum_exp = (s.scores - highest.unsqueeze(1)).exp_().sum(1);
+  // An empty shard has no highest score: -inf, and nothing to sum.
+  const torch::Tensor highest =
+      rows > 0 ? std::get<0>(s.scores.max(1)) : torch::full({n}, -std::numeric_limits<float>::infinity());
+  const torch::Tensor sum_exp = rows > 0 ? (s.scores - highest.unsqueeze(1)).exp_().sum(1) : torch::zeros({n});
   const torch::Tensor all_sum = h.fargs[1] > 0 ? s.scores.sum(1) : torch::zeros({n});
   Array out = Array::uninitialized(DType::kFloat64, {n, 4});
   double* o = out.data<double>();

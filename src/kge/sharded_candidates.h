@@ -51,7 +51,8 @@ class ShardedCandidates {
   // The summed cross-entropy of `queries` [n x dim] (contiguous) against
   // every entity, and d(its sum x scale) / d queries into *query_grad
   // [n x dim]. `dropout` and `seed`: the candidates' dropout this step (each
-  // server draws its rows as a standalone table of the same seed would).
+  // server draws its rows as a standalone table of the same seed would when
+  // dim is a multiple of 4; otherwise from a stream of its own).
   double cross_entropy(const torch::Tensor& queries, const QueryTargets& targets, float scale, double dropout,
                        uint64_t seed, torch::Tensor* query_grad);
 
@@ -62,8 +63,11 @@ class ShardedCandidates {
   // Waits until every step has landed.
   void flush();
 
-  // Bytes sent and received per step, summed over the servers, and the
-  // steps counted.
+  // Counts the pull of a step's own `rows` rows (and their IDs) as moved,
+  // though a machine's own rows come from its shared memory: an upper bound.
+  void count_pulled(int64_t rows) { bytes_ += rows * (dim_ * static_cast<int64_t>(sizeof(float)) + 8); }
+  // Bytes sent and received, summed over the servers (with count_pulled's),
+  // and the steps counted.
   int64_t bytes() const { return bytes_; }
   int64_t steps() const { return steps_; }
 
