@@ -235,12 +235,13 @@ TEST_F(DistTest, AServiceRegisteredByATestIsAnsweredAcrossTwoMachines) {
 // 1vsAll and KvsAll with the entity table on the servers
 // (tests/dist/kge_shards_scenario.cc): each machine's server scores its own
 // shard, and the loss and tables after a step equal the standalone step's;
-// requests out of their order are refused.
+// requests out of their order, or after their tensor went, are refused.
 TEST_F(DistTest, KgeAllEntitiesStepOnTheServersEqualsTheStandaloneStep) {
   const CommandResult r = run_command(launch_command(ip_config(2, 1), 2, 1, 1, "kge-shards"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(count(r.out, "kge step on the servers matches the standalone step"), 4) << r.out;
   EXPECT_EQ(count(r.out, "a shard step before its scores is refused"), 1) << r.out;
+  EXPECT_EQ(count(r.out, "gradients after the tensor was deleted are refused"), 1) << r.out;
 }
 
 // Reads "edge dst times" lines written by `dist_worker sample`.

@@ -5,6 +5,7 @@
 // trainers only hold the job open.
 #include <fmt/format.h>
 
+#include <memory>
 #include <numeric>
 
 #include "kge/all_entities_step.h"
@@ -123,6 +124,38 @@ int run_kge_shards(const std::map<std::string, std::string>&) {
                      "unexpected error: {}", e.what());
     }
     fmt::print("a shard step before its scores is refused: out of order\n");
+  }
+  {
+    // A tensor deleted between a step's scores and its gradients: an error
+    // reply naming it, not a read of rows no longer mapped.
+    auto gone = std::make_unique<ServerTable>(*ctx, "kge-shards-gone", 4, ctx->book().node_policy(0),
+                                              uniform_init(0.5, 1), kLr);
+    net::Header scores = net::make_header(kShardScores, 0, "kge-shards-gone");
+    net::set_shape(&scores, DType::kFloat32, {1, 4});
+    if (ctx->rank() == 0) {
+      std::vector<zmq::message_t> frames;
+      frames.push_back(net::frame_of(array_of(torch::ones({1, 4}))));
+      frames.push_back(net::frame_of(std::vector<int64_t>{0, 1}));
+      frames.push_back(net::frame_of(std::vector<int64_t>{0}));
+      frames.push_back(net::frame_of(std::vector<int64_t>{0}));
+      ctx->client().wait({ctx->client().send(ctx->server_for(0), scores, std::move(frames))});
+    }
+    ctx->barrier();
+    gone.reset();  // trainer 0's handle deletes the tensor
+    ctx->barrier();
+    if (ctx->rank() == 0) {
+      net::Header gradients = net::make_header(kShardGradients, 0, "kge-shards-gone");
+      std::vector<zmq::message_t> frames;
+      frames.push_back(net::frame_of(array_of(torch::zeros({1, 3}))));
+      try {
+        ctx->client().wait({ctx->client().send(ctx->server_for(0), gradients, std::move(frames))});
+        fail("gradients of a deleted tensor were answered");
+      } catch (const Error& e) {
+        EXPECT_OR_FAIL(std::string(e.what()).find("kge-shards-gone") != std::string::npos, "unexpected error: {}",
+                       e.what());
+      }
+      fmt::print("gradients after the tensor was deleted are refused\n");
+    }
   }
   // Every trainer creates each table (collective); trainer 0 steps.
   for (size_t i = 0; i < cases.size(); ++i) {
