@@ -100,6 +100,16 @@ Array triples_from_servers(distributed::Context& ctx) {
   return out;
 }
 
+// Every trainer's triples (int64 [n x 3]), in rank order.
+Array gather_triples(distributed::Context& ctx, const Array& mine) {
+  const std::vector<int64_t> flat(mine.data<int64_t>(), mine.data<int64_t>() + mine.numel());
+  std::vector<int64_t> all;
+  for (const auto& part : ctx.collectives().all_gather(flat)) all.insert(all.end(), part.begin(), part.end());
+  Array out = Array::zeros(DType::kInt64, {static_cast<int64_t>(all.size() / 3), 3});
+  std::copy(all.begin(), all.end(), out.data<int64_t>());
+  return out;
+}
+
 // Every trainer's triples, gathered and mapped to original entity IDs.
 Array gather_original_triples(distributed::Context& ctx, const Array& mine) {
   const distributed::DistTensor orig = distributed::DistTensor::open(ctx, "node/" + std::string(kEntityType) + "/_ORIG_ID");
@@ -109,27 +119,14 @@ Array gather_original_triples(distributed::Context& ctx, const Array& mine) {
     ends[2 * i + 1] = triple(mine, i)[2];
   }
   const Array original = orig.pull(ends);
-  std::vector<int64_t> flat(3 * mine.rows());
+  Array mapped = Array::zeros(DType::kInt64, {mine.rows(), 3});
+  int64_t* m = mapped.data<int64_t>();
   for (int64_t i = 0; i < mine.rows(); ++i) {
-    flat[3 * i] = original.data<int64_t>()[2 * i];
-    flat[3 * i + 1] = triple(mine, i)[1];
-    flat[3 * i + 2] = original.data<int64_t>()[2 * i + 1];
+    m[3 * i] = original.data<int64_t>()[2 * i];
+    m[3 * i + 1] = triple(mine, i)[1];
+    m[3 * i + 2] = original.data<int64_t>()[2 * i + 1];
   }
-  std::vector<int64_t> all;
-  for (const auto& part : ctx.collectives().all_gather(flat)) all.insert(all.end(), part.begin(), part.end());
-  Array out = Array::zeros(DType::kInt64, {static_cast<int64_t>(all.size() / 3), 3});
-  std::copy(all.begin(), all.end(), out.data<int64_t>());
-  return out;
-}
-
-// Every trainer's training triples (partition IDs), in rank order.
-Array gather_triples(distributed::Context& ctx, const Array& mine) {
-  const std::vector<int64_t> flat(mine.data<int64_t>(), mine.data<int64_t>() + mine.numel());
-  std::vector<int64_t> all;
-  for (const auto& part : ctx.collectives().all_gather(flat)) all.insert(all.end(), part.begin(), part.end());
-  Array out = Array::zeros(DType::kInt64, {static_cast<int64_t>(all.size() / 3), 3});
-  std::copy(all.begin(), all.end(), out.data<int64_t>());
-  return out;
+  return gather_triples(ctx, mapped);
 }
 
 KnowledgeGraph distributed_graph(distributed::Context& ctx, const KgeOptions& o) {
