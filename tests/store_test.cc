@@ -156,6 +156,26 @@ TEST(RowOps, AStripeHeldByADeadProcessIsAnErrorNotAHang) {
   locks.unlock(18);
 }
 
+TEST(RowOps, AWaiterForAStripeAHolderLeftHeldFailsWithItsOwnersCause) {
+  std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);
+  store::RowLocks locks(memory.data());  // the stuck limit of 10 s is not reached: the owner's check comes first
+  int checks = 0;
+  locks.check_while_waiting([&] {
+    if (++checks == 3) fail("server m1/server/0 (tcp://127.0.0.1:1) is gone: its connection closed");
+  });
+  locks.lock(17);  // a server killed inside its section
+  try {
+    locks.lock(17);
+    FAIL() << "a stripe held for good was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("server m1/server/0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(checks, 3);
+  locks.lock(18);  // a free stripe is taken without a check
+  locks.unlock(18);
+  EXPECT_EQ(checks, 3);
+}
+
 TEST(RowOps, BadRowsAndReadOnlyTensorsAreErrorsBeforeAnyWrite) {
   store::LocalTensor t = zeros_tensor(4, 2);
   std::vector<uint32_t> memory(store::RowLocks::kStripes, 0);

@@ -152,6 +152,12 @@ void Context::join_job() {
     const std::string segment_prefix = rendezvous_->get(job::segment_prefix_key(env_.machine_id));
     machine_locks_ = store::SharedMemory::attach(segment_prefix + "locks");
     local_locks_ = std::make_unique<store::RowLocks>(machine_locks_.data());
+    // A server killed inside a section leaves its stripe held: a trainer
+    // waiting for it fails naming that server once its connection closes,
+    // not after RowLocks' 10 s with no name.
+    local_locks_->check_while_waiting([this] {
+      if (net::Client* mine = existing_client()) mine->check_servers();
+    });
   }
   my_ip_ = machines[env_.machine_id].ip;
   collectives_ = std::make_unique<Collectives>(rendezvous_.get(), "trainers/", env_.rank(), env_.world_size(), my_ip_,
@@ -183,6 +189,13 @@ net::Client& Context::client() {
   std::unique_ptr<net::Client>& mine = thread_clients_[self];
   if (!mine) mine = connect();
   return *mine;
+}
+
+net::Client* Context::existing_client() {
+  if (std::this_thread::get_id() == owner_thread_) return client_.get();
+  std::lock_guard<std::mutex> lock(threads_mutex_);
+  const auto mine = thread_clients_.find(std::this_thread::get_id());
+  return mine == thread_clients_.end() ? nullptr : mine->second.get();
 }
 
 std::unique_ptr<net::Client> Context::connect() const {

@@ -302,6 +302,11 @@ void Client::check_alive(int server) const {
     fail_peer("server {} ({}) {}", servers_[server].label, servers_[server].endpoint, dead_[server]);
 }
 
+void Client::check_servers() {
+  poll_once(0);
+  for (int s = 0; s < num_servers(); ++s) check_alive(s);
+}
+
 uint64_t Client::send(int server, Header header, std::vector<zmq::message_t> frames) {
   check_alive(server);
   header.request_id = next_id_++;

@@ -126,6 +126,10 @@ class Client {
   // Waits for the replies of `ids` (in that order). An error reply, a dead
   // server or a timeout throws tessera::Error naming the server.
   std::vector<Reply> wait(const std::vector<uint64_t>& ids);
+  // Throws the error of a server whose connection is lost, as wait() would;
+  // takes what has arrived, waits for nothing. For a thread waiting on
+  // something other than a reply (a row lock a dead server may hold).
+  void check_servers();
   // Sends every server a request of type `farewell`, one the servers answer
   // by going away, and waits for each to acknowledge; from here
   // on their connections closing is expected, not an error.

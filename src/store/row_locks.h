@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace tessera::store {
 
@@ -31,11 +32,17 @@ class RowLocks {
   }
   void lock(size_t stripe);
   void unlock(size_t stripe) { stripes_[stripe].store(0, std::memory_order_release); }
+  // `check` runs every 100 ms while lock() waits for a stripe, on the waiting
+  // thread, and may throw: a holder that died inside its section leaves the
+  // stripe held, and the owner can often name the real cause (a trainer sees
+  // its connection to the dead server close) long before kStuckAfterS.
+  void check_while_waiting(std::function<void()> check) { check_while_waiting_ = std::move(check); }
 
  private:
   static_assert(std::atomic<uint32_t>::is_always_lock_free, "process-shared locks need lock-free atomics");
   std::atomic<uint32_t>* stripes_ = nullptr;
   int stuck_after_s_ = kStuckAfterS;
+  std::function<void()> check_while_waiting_;
 };
 
 class RowGuard {

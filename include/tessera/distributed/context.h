@@ -126,6 +126,8 @@ class Context {
   Context() = default;
   void join_job();
   void open_standalone(const std::string& part_config);
+  // The calling thread's connection if it has one (client() makes one).
+  net::Client* existing_client();
 
   job::JobEnv env_;
   PartitionConfig config_;
