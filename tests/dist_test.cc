@@ -239,7 +239,7 @@ TEST_F(DistTest, AServiceRegisteredByATestIsAnsweredAcrossTwoMachines) {
 TEST_F(DistTest, KgeAllEntitiesStepOnTheServersEqualsTheStandaloneStep) {
   const CommandResult r = run_command(launch_command(ip_config(2, 1), 2, 1, 1, "kge-shards"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(count(r.out, "kge step on the servers matches the standalone step"), 4) << r.out;
+  EXPECT_EQ(count(r.out, "kge step on the servers matches the standalone step"), 5) << r.out;
   EXPECT_EQ(count(r.out, "a shard step before its scores is refused"), 1) << r.out;
   EXPECT_EQ(count(r.out, "gradients after the tensor was deleted are refused"), 1) << r.out;
 }

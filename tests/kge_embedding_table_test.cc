@@ -1,8 +1,9 @@
-// A standalone KGE table's optimizers against their references: with
-// `elementwise` it is torch.optim.Adagrad itself (LibKGE's), step for step on
-// the rows pushed, the others untouched; by default DGL-KE's row-wise Adagrad
-// (one sum per row of the row's mean squared gradient). Checkpoints carry
-// each one's sums and refuse the other's.
+// A standalone KGE table's optimizers against their references: element-wise
+// Adagrad is torch.optim.Adagrad itself (LibKGE's), step for step on the rows
+// pushed, the others untouched; by default DGL-KE's row-wise Adagrad (one sum
+// per row of the row's mean squared gradient); Adam is torch.optim.Adam on
+// rows pushed at every step (1vsAll's), and counts steps per row otherwise.
+// Checkpoints carry each one's state and refuse another's.
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ std::vector<std::pair<std::vector<int64_t>, torch::Tensor>> pushes() {
 }
 
 TEST(KgeTableOptimizer, ElementwiseAdagradIsTorchsAdagrad) {
-  LocalTable table("e", kRows, kDim, uniform_init(0.5, 1), kLr, true);
+  LocalTable table("e", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdagrad);
   torch::Tensor want = table.view().clone().set_requires_grad(true);
   torch::optim::Adagrad reference({want}, torch::optim::AdagradOptions(kLr).eps(1e-10));
   for (const auto& [ids, grad] : pushes()) {
@@ -36,8 +37,8 @@ TEST(KgeTableOptimizer, ElementwiseAdagradIsTorchsAdagrad) {
     reference.step();
   }
   EXPECT_LT((table.view() - want.detach()).abs().max().item<float>(), 1e-6f);
-  EXPECT_EQ(table.read_state().sizes(), (std::vector<int64_t>{kRows, kDim}));
-  EXPECT_EQ(table.read_state()[1].abs().sum().item<float>(), 0.f);  // never pushed
+  EXPECT_EQ(table.read_state().sizes(), (std::vector<int64_t>{kRows * kDim}));
+  EXPECT_EQ(table.read_state().view({kRows, kDim})[1].abs().sum().item<float>(), 0.f);  // never pushed
 }
 
 TEST(KgeTableOptimizer, DefaultIsDglKesRowWiseAdagrad) {
@@ -54,11 +55,43 @@ TEST(KgeTableOptimizer, DefaultIsDglKesRowWiseAdagrad) {
   EXPECT_LT((table.read_state() - sums).abs().max().item<float>(), 1e-6f);
 }
 
+TEST(KgeTableOptimizer, AdamOnRowsPushedEveryStepIsTorchsAdam) {
+  LocalTable table("e", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdam);
+  torch::Tensor want = table.view().clone().set_requires_grad(true);
+  torch::optim::Adam reference({want}, torch::optim::AdamOptions(kLr));  // betas 0.9, 0.999, eps 1e-8
+  const std::vector<int64_t> all{0, 1, 2, 3, 4, 5};
+  torch::manual_seed(4);
+  for (int step = 0; step < 3; ++step) {
+    const torch::Tensor grad = torch::randn({kRows, kDim});
+    table.push(all, grad);
+    want.mutable_grad() = grad.clone();
+    reference.step();
+  }
+  EXPECT_LT((table.view() - want.detach()).abs().max().item<float>(), 1e-5f);
+  // The state: both moments, then the steps (3 for every row).
+  const torch::Tensor state = table.read_state();
+  ASSERT_EQ(state.numel(), 2 * kRows * kDim + kRows);
+  EXPECT_TRUE(state.narrow(0, 2 * kRows * kDim, kRows).equal(torch::full({kRows}, 3.0f)));
+}
+
+TEST(KgeTableOptimizer, AdamCountsTheStepsOfEachRow) {
+  LocalTable table("e", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdam);
+  const torch::Tensor w0 = table.view().clone();
+  const auto steps = pushes();
+  for (const auto& [ids, grad] : steps) table.push(ids, grad);
+  // Row 3's one step is Adam's first step, whatever the others took: lr x sign(g) (to eps).
+  const torch::Tensor g3 = steps[1].second[1];
+  EXPECT_LT((table.view()[3] - (w0[3] - kLr * g3.sign())).abs().max().item<float>(), 1e-5f);
+  EXPECT_TRUE(table.view()[1].equal(w0[1]));  // never pushed
+  const torch::Tensor counts = table.read_state().narrow(0, 2 * kRows * kDim, kRows);
+  EXPECT_TRUE(counts.equal(torch::tensor({1.0f, 0.0f, 2.0f, 1.0f, 0.0f, 1.0f})));
+}
+
 TEST(KgeTableOptimizer, CheckpointsCarryTheirOwnSumsAndRefuseTheOthers) {
-  LocalTable elementwise("e", kRows, kDim, uniform_init(0.5, 1), kLr, true);
+  LocalTable elementwise("e", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdagrad);
   LocalTable rowwise("r", kRows, kDim, uniform_init(0.5, 1), kLr);
   for (const auto& [ids, grad] : pushes()) elementwise.push(ids, grad);
-  LocalTable resumed("e2", kRows, kDim, uniform_init(0.1, 2), kLr, true);
+  LocalTable resumed("e2", kRows, kDim, uniform_init(0.1, 2), kLr, store::SparseOptimizer::kAdagrad);
   resumed.write_all(elementwise.read_all(), elementwise.read_state().reshape({-1}));  // as the checkpoint writes it
   EXPECT_TRUE(resumed.read_state().equal(elementwise.read_state()));
   EXPECT_TRUE(resumed.view().equal(elementwise.view()));
@@ -66,10 +99,22 @@ TEST(KgeTableOptimizer, CheckpointsCarryTheirOwnSumsAndRefuseTheOthers) {
     rowwise.write_all(elementwise.read_all(), elementwise.read_state());
     FAIL() << "a row-wise table took element-wise sums";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("30 Adagrad sums does not fit a table of 6 x 5 (6 sums"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("30 optimizer state values does not fit a table of 6 x 5 (6 values: "
+                                         "row-wise Adagrad)"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(resumed.write_all(rowwise.read_all(), rowwise.read_state()), Error);
+  // Adam's state resumes whole: a resumed table's next step is the uninterrupted one's.
+  LocalTable adam("a", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdam);
+  LocalTable adam_resumed("a2", kRows, kDim, uniform_init(0.1, 2), kLr, store::SparseOptimizer::kAdam);
+  const auto steps = pushes();
+  adam.push(steps[0].first, steps[0].second);
+  adam_resumed.write_all(adam.read_all(), adam.read_state());
+  adam.push(steps[1].first, steps[1].second);
+  adam_resumed.push(steps[1].first, steps[1].second);
+  EXPECT_TRUE(adam_resumed.view().equal(adam.view()));
+  EXPECT_THROW(adam_resumed.write_all(elementwise.read_all(), elementwise.read_state()), Error);
 }
 
 }  // namespace

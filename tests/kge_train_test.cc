@@ -289,6 +289,35 @@ TEST(KgeOneVsAllTrain, TwoMachinesWithTheEntitiesOnTheServersMatchOneMachine) {
   }
 }
 
+// --optimizer adam (torch's Adam; LibKGE's choice for RESCAL): 1vsAll RESCAL
+// learns kinship, and the checkpoint carries both moments and the step
+// counts, so a run stopped and resumed ends near the uninterrupted one.
+TEST(KgeOneVsAllTrain, KinshipAdamLearnsAndItsCheckpointCarriesTheMoments) {
+  TESSERA_REQUIRE_SHARED("kg/kinship", data);
+  TempDir dir;
+  const std::string flags = fmt::format(
+      "kge train --data_path {} --model_name RESCAL --hidden_dim 32 --train_mode 1vsAll --reciprocal "
+      "--optimizer adam --lr 0.01 --batch_size 256 --log_interval 100 --checkpoint_interval 200 --seed 1 --test",
+      data);
+  const CommandResult whole = run_tessera(fmt::format("{} --max_step 400 --save_path {}/whole", flags, dir.path()));
+  ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
+  // A run that checkpoints at step 200 (not at its last step, where it saves the model instead).
+  const CommandResult half = run_tessera(fmt::format("{} --max_step 300 --save_path {}/part", flags, dir.path()));
+  ASSERT_EQ(half.exit_code, 0) << half.out << half.err;
+  // Entities [104 x 32], twice (the moments), then a step count per row.
+  const Array state = read_npy(dir / "part/checkpoint/trainer-0/step-200/entity_state.npy");
+  EXPECT_EQ(state.numel(), 2 * 104 * 32 + 104);
+  EXPECT_EQ(state.data<float>()[state.numel() - 1], 200.0f);  // every entity is stepped at every 1vsAll step
+  const CommandResult resumed =
+      run_tessera(fmt::format("{} --max_step 400 --save_path {}/part --resume", flags, dir.path()));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("resuming after step 200 from"), std::string::npos) << resumed.out;
+  const nlohmann::json a = final_metrics(whole.out), b = final_metrics(resumed.out);
+  ASSERT_TRUE(a.is_object() && b.is_object()) << whole.out << resumed.out;
+  EXPECT_GT(a["test_mrr"].get<double>(), 0.7) << whole.out;  // 0.81 measured
+  EXPECT_NEAR(b["test_mrr"].get<double>(), a["test_mrr"].get<double>(), 0.03) << resumed.out;
+}
+
 TEST(KgeOneVsAllTrain, FlagsItCannotServeAreRefusedUpFront) {
   TempDir dir;
   const std::string good = dataset(dir, "good", {{"train.txt", "a\tr\tb\nb\tr\tc\n"}});
@@ -303,7 +332,8 @@ TEST(KgeOneVsAllTrain, FlagsItCannotServeAreRefusedUpFront) {
   expect_tessera_error(run + " --train_mode KvsAll --model_name RotatE", "Train RotatE with --train_mode negative_sampling");
   expect_tessera_error(run + " --model_name ComplEx --regularization_weighted",
                        "--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step");
-  expect_tessera_error(run + " --optimizer adam", "--optimizer must be row_adagrad (DGL-KE's) or adagrad");
+  expect_tessera_error(run + " --optimizer sgd", "--optimizer must be row_adagrad (DGL-KE's), adagrad (element-wise, "
+                                                 "LibKGE's) or adam, got 'sgd'");
   expect_tessera_error(run + " --train_mode 1vsAll --model_name ComplEx --label_smoothing 0.1",
                        "1vsAll has one answer per query (use --train_mode KvsAll)");
   expect_tessera_error(run + " --train_mode KvsAll --model_name ComplEx --label_smoothing 1",

@@ -16,7 +16,7 @@
 //   dQ = dS x E   and   dE += dS^T x Q,
 // so a step costs about three GEMMs of the batch against the whole table
 // (bench/kge.sh prints it against that bound). Every entity row gets a
-// gradient, so the table's Adagrad (row-wise or element-wise) steps all of it.
+// gradient, so the table's optimizer (--optimizer) steps all of it.
 //
 // Standalone, one worker: the step reads the table in place while no other
 // thread writes it, and its GEMMs take every thread. With the entity table

@@ -24,6 +24,15 @@ Array array_of(const torch::Tensor& tensor) {
 
 store::Initializer uniform_init(double range, uint64_t seed) { return {"uniform", -range, range, seed}; }
 
+store::SparseOptimizer kge_optimizer(const std::string& name) {
+  if (name == "row_adagrad") return store::SparseOptimizer::kRowAdagrad;
+  if (name == "adagrad") return store::SparseOptimizer::kAdagrad;
+  if (name == "adam") return store::SparseOptimizer::kAdam;
+  fail("--optimizer must be row_adagrad (DGL-KE's), adagrad (element-wise, LibKGE's) or adam, got '{}'", name);
+}
+
+double optimizer_eps(store::SparseOptimizer kind) { return kind == store::SparseOptimizer::kAdam ? 1e-8 : 1e-10; }
+
 namespace {
 
 store::TensorSpec spec_of(const std::string& name, std::vector<int64_t> row_shape, const store::Initializer& init) {
@@ -49,6 +58,26 @@ void copy_rows_locked(const store::LocalTensor& t, const int64_t* rows, int64_t 
   }
 }
 
+// The row shape of a table's state tensor `name` (one of sparse_step_tensors' after the weight): a float per row
+// for the row-wise sums and Adam's step counts, a row's width for the rest.
+std::vector<int64_t> state_row_shape(const std::string& name, int64_t dim) {
+  const auto ends_with = [&](const char* tail) {
+    const std::string t = std::string(".") + tail;
+    return name.size() >= t.size() && name.compare(name.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends_with("row_adagrad_sum") || ends_with("adam_step")) return {};
+  return {dim};
+}
+
+std::string optimizer_label(store::SparseOptimizer kind) {
+  switch (kind) {
+    case store::SparseOptimizer::kRowAdagrad: return "row-wise Adagrad";
+    case store::SparseOptimizer::kAdagrad: return "--optimizer adagrad";
+    case store::SparseOptimizer::kAdam: return "--optimizer adam";
+  }
+  return "?";
+}
+
 float* sized(std::vector<float>& buffer, size_t count) {
   if (buffer.size() < count) buffer.resize(count);
   return buffer.data();
@@ -64,17 +93,16 @@ void EmbeddingTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out)
 }
 
 LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr,
-                       bool elementwise)
+                       store::SparseOptimizer optimizer)
     : dim_(dim),
-      elementwise_(elementwise),
+      optimizer_(optimizer),
       weight_(store::create_heap_tensor(spec_of(name, {dim}, init), 0, rows)),
-      state_(elementwise ? store::create_heap_tensor(spec_of(store::optimizer_state_name(name, "adagrad_sum"), {dim}, {}),
-                                                     0, rows)
-                         : store::create_heap_tensor(
-                               spec_of(store::optimizer_state_name(name, "row_adagrad_sum"), {}, {}), 0, rows)),
       lock_memory_(store::RowLocks::kStripes, 0),
       locks_(lock_memory_.data()) {
   if (dim < 1) fail("embedding {}: dimension must be at least 1, got {}", name, dim);
+  const std::vector<std::string> tensors = store::sparse_step_tensors(optimizer, name);
+  for (size_t i = 1; i < tensors.size(); ++i)
+    state_.push_back(store::create_heap_tensor(spec_of(tensors[i], state_row_shape(tensors[i], dim), {}), 0, rows));
   lr_ = lr;
 }
 
@@ -101,46 +129,77 @@ void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
 
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();
-  const store::AdagradParams p{static_cast<float>(lr_), 1e-10f, state_weight_};
-  if (elementwise_)
-    store::adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(), p, locks_);
-  else
-    store::row_adagrad_rows(weight_, state_, ids.data(), static_cast<int64_t>(ids.size()), g.data_ptr<float>(), p,
-                            locks_);
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const float lr = static_cast<float>(lr_), eps = static_cast<float>(optimizer_eps(optimizer_));
+  switch (optimizer_) {
+    case store::SparseOptimizer::kAdagrad:
+      store::adagrad_rows(weight_, state_[0], ids.data(), n, g.data_ptr<float>(), {lr, eps, state_weight_}, locks_);
+      return;
+    case store::SparseOptimizer::kRowAdagrad:
+      store::row_adagrad_rows(weight_, state_[0], ids.data(), n, g.data_ptr<float>(), {lr, eps, state_weight_},
+                              locks_);
+      return;
+    case store::SparseOptimizer::kAdam:
+      store::adam_rows(weight_, state_[0], state_[1], state_[2], ids.data(), n, g.data_ptr<float>(),
+                       store::AdamParams{lr, 0.9f, 0.999f, eps}, locks_);
+      return;
+  }
 }
 
-torch::Tensor LocalTable::state_view() {
-  return elementwise_ ? torch::from_blob(state_.rows.mutable_raw(), {num_rows(), dim_}, torch::kFloat32)
-                      : torch::from_blob(state_.rows.mutable_raw(), {num_rows()}, torch::kFloat32);
+std::vector<torch::Tensor> LocalTable::state_views() {
+  std::vector<torch::Tensor> views;
+  for (store::LocalTensor& t : state_)
+    views.push_back(torch::from_blob(t.rows.mutable_raw(), {num_rows(), t.spec.row_elems()}, torch::kFloat32));
+  return views;
 }
 
-torch::Tensor LocalTable::read_state() { return state_view().clone(); }
+torch::Tensor LocalTable::read_state() {
+  std::vector<torch::Tensor> flat;
+  for (const torch::Tensor& v : state_views()) flat.push_back(v.reshape({-1}));
+  return torch::cat(flat);
+}
 
 void LocalTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
-  torch::Tensor sums = state_view();
-  if (weights.sizes() != view().sizes() || state.numel() != sums.numel())
-    fail("embedding {}: a checkpoint of shape {} with {} Adagrad sums does not fit a table of {} x {} ({} sums: "
-         "{})",
+  std::vector<torch::Tensor> views = state_views();
+  int64_t state_size = 0;
+  for (const torch::Tensor& v : views) state_size += v.numel();
+  if (weights.sizes() != view().sizes() || state.numel() != state_size)
+    fail("embedding {}: a checkpoint of shape {} with {} optimizer state values does not fit a table of {} x {} ({} "
+         "values: {})",
          weight_.spec.name, fmt::format("{}", fmt::join(weights.sizes().vec(), "x")), state.numel(), num_rows(), dim_,
-         sums.numel(), elementwise_ ? "--optimizer adagrad" : "row-wise Adagrad");
+         state_size, optimizer_label(optimizer_));
   view().copy_(weights);
-  sums.copy_(state.reshape(sums.sizes()));
+  const torch::Tensor flat = state.reshape({-1});
+  int64_t at = 0;
+  for (torch::Tensor& v : views) {
+    v.copy_(flat.narrow(0, at, v.numel()).reshape(v.sizes()));
+    at += v.numel();
+  }
 }
 
 ServerTable::ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
-                         const store::Initializer& init, double lr, bool elementwise)
-    : ctx_(&ctx), elementwise_(elementwise), embedding_(ctx, name, dim, policy, init) {
+                         const store::Initializer& init, double lr, store::SparseOptimizer optimizer)
+    : ctx_(&ctx), kind_(optimizer), embedding_(ctx, name, dim, policy, init) {
   const std::vector<const distributed::DistEmbedding*> tables{&embedding_};
-  if (elementwise)
-    optimizer_ = std::make_unique<distributed::SparseAdagrad>(ctx, tables, lr);
-  else
-    optimizer_ = std::make_unique<distributed::SparseRowAdagrad>(ctx, tables, lr);
+  switch (optimizer) {
+    case store::SparseOptimizer::kAdagrad:
+      optimizer_ = std::make_unique<distributed::SparseAdagrad>(ctx, tables, lr);
+      break;
+    case store::SparseOptimizer::kRowAdagrad:
+      optimizer_ = std::make_unique<distributed::SparseRowAdagrad>(ctx, tables, lr);
+      break;
+    case store::SparseOptimizer::kAdam:
+      optimizer_ = std::make_unique<distributed::SparseAdam>(ctx, tables, lr);
+      break;
+  }
   lr_ = lr;
 }
 
-distributed::DistTensor ServerTable::state_tensor() const {
-  return distributed::DistTensor::open(
-      *ctx_, store::optimizer_state_name(embedding_.name(), elementwise_ ? "adagrad_sum" : "row_adagrad_sum"));
+std::vector<distributed::DistTensor> ServerTable::state_tensors() const {
+  std::vector<distributed::DistTensor> tensors;
+  const std::vector<std::string> names = store::sparse_step_tensors(kind_, embedding_.weight().name());
+  for (size_t i = 1; i < names.size(); ++i) tensors.push_back(distributed::DistTensor::open(*ctx_, names[i]));
+  return tensors;
 }
 
 torch::Tensor ServerTable::pull(const std::vector<int64_t>& ids) {
@@ -204,13 +263,29 @@ torch::Tensor ServerTable::read_all() {
 }
 
 torch::Tensor ServerTable::read_state() {
-  return tensor_of(distributed::read_in_original_order(*ctx_, state_tensor()));
+  std::vector<torch::Tensor> flat;
+  for (const distributed::DistTensor& t : state_tensors())
+    flat.push_back(tensor_of(distributed::read_in_original_order(*ctx_, t)).reshape({-1}));
+  return torch::cat(flat);
 }
 
 void ServerTable::write_all(const torch::Tensor& weights, const torch::Tensor& state) {
   distributed::write_in_original_order(*ctx_, embedding_.weight(), array_of(weights));
-  const torch::Tensor sums = elementwise_ ? state.reshape({-1, dim()}) : state.reshape({-1});
-  distributed::write_in_original_order(*ctx_, state_tensor(), array_of(sums));
+  const torch::Tensor flat = state.reshape({-1});
+  const std::vector<distributed::DistTensor> tensors = state_tensors();
+  int64_t size = 0;
+  for (const distributed::DistTensor& t : tensors) size += num_rows() * t.spec().row_elems();
+  if (flat.numel() != size)
+    fail("embedding {}: a checkpoint with {} optimizer state values does not fit {} rows ({} values: {})",
+         embedding_.name(), flat.numel(), num_rows(), size, optimizer_label(kind_));
+  int64_t at = 0;
+  for (const distributed::DistTensor& t : tensors) {
+    const int64_t width = t.spec().row_elems();
+    const torch::Tensor part = flat.narrow(0, at, num_rows() * width);
+    distributed::write_in_original_order(*ctx_, t,
+                                         array_of(t.spec().row_shape.empty() ? part : part.reshape({num_rows(), width})));
+    at += num_rows() * width;
+  }
 }
 
 }  // namespace tessera::kge

@@ -1,7 +1,9 @@
 // Where a KGE trainer's embedding rows live and how they learn: it pulls the
 // rows a batch uses and pushes their gradients back, and the table applies
-// DGL-KE's row-wise Adagrad (or, for a LocalTable asked to, torch's
-// element-wise Adagrad, LibKGE's). A LocalTable keeps the rows in this process
+// its optimizer (--optimizer): DGL-KE's row-wise Adagrad, torch's
+// element-wise Adagrad (LibKGE's), or Adam with a step count per row (DGL's
+// SparseAdam; a row stepped at every step, as 1vsAll's entities are, takes
+// torch.optim.Adam's steps exactly). A LocalTable keeps the rows in this process
 // (standalone training, where worker threads update it Hogwild-style, and
 // the replicated relation table of distributed training); a ServerTable is a
 // DistEmbedding whose rows the servers hold and update.
@@ -18,6 +20,7 @@
 
 #include "sharded_candidates.h"
 #include "tessera/distributed/dist_embedding.h"
+#include "tessera/store/sparse_step.h"
 #include "store/row_locks.h"
 #include "tessera/store/tensor.h"
 
@@ -43,17 +46,19 @@ class EmbeddingTable {
   virtual torch::Tensor pull(const std::vector<int64_t>& ids) = 0;
   // The same rows without a copy where the table allows (the fused step).
   virtual void pull_rows(const std::vector<int64_t>& ids, PulledRows* out);
-  // One Adagrad step on rows `ids` (unique), gradient [n, dim].
+  // One optimizer step on rows `ids` (unique), gradient [n, dim].
   virtual void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) = 0;
   // Waits until every push has landed.
   virtual void flush() {}
-  // The whole table, row i = original ID i, and the Adagrad sums [num_rows]
-  // (element-wise: [num_rows, dim]).
+  // The whole table, row i = original ID i, and the optimizer's state, flat:
+  // its tensors (store::sparse_step_tensors' order) one after the other,
+  // each in row order (row-wise Adagrad: [num_rows]; element-wise: [num_rows
+  // x dim]; Adam: [num_rows x dim] twice, then the steps [num_rows]).
   virtual torch::Tensor read_all() = 0;
   virtual torch::Tensor read_state() = 0;
-  // Replaces the table and its Adagrad sums (resume); the same shapes.
+  // Replaces the table and its optimizer state (resume); the same shapes.
   virtual void write_all(const torch::Tensor& weights, const torch::Tensor& state) = 0;
-  // The servers' tensors that hold the table and its Adagrad sums, which
+  // The servers' tensors that hold the table and its optimizer state, which
   // they checkpoint themselves; none for a table in this process.
   virtual std::vector<std::string> server_tensors() const { return {}; }
   void set_lr(double lr) { lr_ = lr; }
@@ -66,11 +71,15 @@ class EmbeddingTable {
 // DGL-KE's initialisation: uniform in [-range, range).
 store::Initializer uniform_init(double range, uint64_t seed);
 
+// --optimizer's value ("row_adagrad", "adagrad", "adam") as the store's kind; fails naming the choices.
+store::SparseOptimizer kge_optimizer(const std::string& name);
+// The epsilon a table's optimizer adds (torch's defaults: Adagrad 1e-10, Adam 1e-8).
+double optimizer_eps(store::SparseOptimizer kind);
+
 class LocalTable : public EmbeddingTable {
  public:
-  // `elementwise`: torch.optim.Adagrad's sum per element instead of DGL-KE's per row.
   LocalTable(const std::string& name, int64_t rows, int64_t dim, const store::Initializer& init, double lr,
-             bool elementwise = false);
+             store::SparseOptimizer optimizer = store::SparseOptimizer::kRowAdagrad);
   int64_t num_rows() const override { return weight_.num_rows(); }
   int64_t dim() const override { return dim_; }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
@@ -84,17 +93,20 @@ class LocalTable : public EmbeddingTable {
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
   // The rows in place (shared with every worker thread).
   torch::Tensor view();
-  // The Adagrad sums in place: [rows], or [rows, dim] element-wise.
-  torch::Tensor state_view();
   // See AdagradParams::state_weight: a replica among `trainers` counts its
-  // own squared gradients `trainers` times.
+  // own squared gradients `trainers` times (Adam's moments and steps count
+  // once: the merge of the replicas then averages them).
   void set_replicas(int trainers) { state_weight_ = static_cast<float>(trainers); }
   float state_weight() const { return state_weight_; }
 
  private:
+  // The state tensors in place, in read_state()'s order.
+  std::vector<torch::Tensor> state_views();
+
   int64_t dim_;
-  bool elementwise_;
-  store::LocalTensor weight_, state_;
+  store::SparseOptimizer optimizer_;
+  store::LocalTensor weight_;
+  std::vector<store::LocalTensor> state_;  // store::sparse_step_tensors' order
   std::vector<uint32_t> lock_memory_;
   store::RowLocks locks_;
   float state_weight_ = 1.0f;
@@ -103,10 +115,10 @@ class LocalTable : public EmbeddingTable {
 class ServerTable : public EmbeddingTable {
  public:
   // Collective: every trainer creates it with the same arguments.
-  // `elementwise`: the servers step it with torch's element-wise Adagrad
-  // (a sum per element) instead of DGL-KE's row-wise one.
+  // The servers step it with `optimizer`.
   ServerTable(distributed::Context& ctx, const std::string& name, int64_t dim, const std::string& policy,
-              const store::Initializer& init, double lr, bool elementwise = false);
+              const store::Initializer& init, double lr,
+              store::SparseOptimizer optimizer = store::SparseOptimizer::kRowAdagrad);
   int64_t num_rows() const override { return embedding_.num_embeddings(); }
   int64_t dim() const override { return embedding_.dim(); }
   torch::Tensor pull(const std::vector<int64_t>& ids) override;
@@ -119,9 +131,7 @@ class ServerTable : public EmbeddingTable {
   // pushes go).
   void push(const std::vector<int64_t>& ids, const torch::Tensor& grad) override;
   void flush() override;
-  store::SparseOptimizer optimizer_kind() const {
-    return elementwise_ ? store::SparseOptimizer::kAdagrad : store::SparseOptimizer::kRowAdagrad;
-  }
+  store::SparseOptimizer optimizer_kind() const { return kind_; }
   // The table as every entity's candidates of 1vsAll / KvsAll queries,
   // scored and stepped on the servers (made on first use).
   ShardedCandidates& candidates();
@@ -131,10 +141,11 @@ class ServerTable : public EmbeddingTable {
   std::vector<std::string> server_tensors() const override { return optimizer_->tensors(); }
 
  private:
-  distributed::DistTensor state_tensor() const;
+  // The optimizer's state tensors, in read_state()'s order.
+  std::vector<distributed::DistTensor> state_tensors() const;
 
   distributed::Context* ctx_;
-  bool elementwise_;
+  store::SparseOptimizer kind_;
   distributed::DistEmbedding embedding_;
   std::unique_ptr<distributed::SparseOptimizer> optimizer_;
   std::unique_ptr<ShardedCandidates> candidates_;

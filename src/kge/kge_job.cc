@@ -235,18 +235,19 @@ KgeJob open_kge_job(const KgeOptions& o, const ScoreFunction& score) {
   }
   if (job.kg.train.rows() == 0) fail("{}: no training triples", job.kg.name);
   const double range = (o.gamma + 2.0) / static_cast<double>(o.hidden_dim);
+  const store::SparseOptimizer optimizer = kge_optimizer(o.optimizer);
   if (distributed) {
     job.entities = std::make_unique<ServerTable>(*job.ctx, "kge-entity", score.entity_dim(),
                                                  job.ctx->book().node_policy(0), uniform_init(range, o.seed), o.lr,
-                                                 o.optimizer == "adagrad");
+                                                 optimizer);
   } else {
     job.entities = std::make_unique<LocalTable>("kge-entity", job.kg.num_entities, score.entity_dim(),
-                                                uniform_init(range, o.seed), o.lr, o.optimizer == "adagrad");
+                                                uniform_init(range, o.seed), o.lr, optimizer);
   }
   // --reciprocal: the inverse relations' rows after the relations'.
   const int64_t relation_rows = job.kg.num_relations * (o.reciprocal ? 2 : 1);
   job.relations = std::make_unique<LocalTable>("kge-relation", relation_rows, score.relation_dim(),
-                                               uniform_init(range, o.seed + 1), o.lr, o.optimizer == "adagrad");
+                                               uniform_init(range, o.seed + 1), o.lr, optimizer);
   if (o.model_name == "TransR") {
     // DGL-KE draws the projection matrices from U(-1, 1).
     const int64_t d = o.hidden_dim;

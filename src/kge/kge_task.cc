@@ -22,7 +22,7 @@ torch::Tensor read_rows(const std::string& path) {
   return tensor_of(read_npy_checked(path, DType::kFloat32, 2, "embedding"));
 }
 torch::Tensor read_sums(const std::string& path) {
-  return tensor_of(read_npy_checked(path, DType::kFloat32, 1, "Adagrad sums"));
+  return tensor_of(read_npy_checked(path, DType::kFloat32, 1, "optimizer state"));
 }
 
 // Every worker's own rates and time split since the last log line, over all

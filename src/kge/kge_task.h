@@ -4,7 +4,7 @@
 // relation replicas of a distributed run merge at each sync; a log window
 // reports the loss and every worker's time split; evaluation ranks the
 // validation triples; checkpoints keep the relations and, where they live,
-// the entity rows with their Adagrad sums.
+// the entity rows with their optimizer state.
 //
 // Private header: it includes libtorch through the job.
 #pragma once

@@ -61,8 +61,7 @@ void validate(const KgeOptions& o) {
            "training) has no dropout here",
            flag);
   }
-  if (o.optimizer != "row_adagrad" && o.optimizer != "adagrad")
-    fail("--optimizer must be row_adagrad (DGL-KE's) or adagrad (element-wise, LibKGE's), got '{}'", o.optimizer);
+  kge_optimizer(o.optimizer);  // fails naming the choices
   if (o.regularization_weighted && !scores_all_entities(o))
     fail("--regularization_weighted weighs the penalty in --train_mode 1vsAll's and KvsAll's step; negative_sampling "
          "(DGL-KE's training) takes each distinct row once");

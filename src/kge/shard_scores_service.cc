@@ -196,8 +196,9 @@ net::Frames serve_step(server::ServerState& state, net::Request& request, net::H
   // Compared as doubles first: casting an arbitrary one to an integer is undefined.
   const double kind = h.fargs[2];
   if (kind != static_cast<double>(store::SparseOptimizer::kRowAdagrad) &&
-      kind != static_cast<double>(store::SparseOptimizer::kAdagrad))
-    throw ProtocolError(fmt::format("shard step: optimizer {} is not an Adagrad", kind));
+      kind != static_cast<double>(store::SparseOptimizer::kAdagrad) &&
+      kind != static_cast<double>(store::SparseOptimizer::kAdam))
+    throw ProtocolError(fmt::format("shard step: optimizer {} is none of row-wise Adagrad, Adagrad, Adam", kind));
   params.kind = static_cast<store::SparseOptimizer>(static_cast<int64_t>(kind));
   params.lr = h.fargs[0];
   params.eps = h.fargs[1];

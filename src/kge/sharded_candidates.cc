@@ -129,7 +129,7 @@ void ShardedCandidates::step(const std::vector<int64_t>& ids, const torch::Tenso
     net::Header h = net::make_header(kShardStep, 0, tensor_);
     h.iarg = ctx_->rank();
     h.fargs[0] = lr;
-    h.fargs[1] = 1e-10;  // the eps of the table's own optimizer (SparseAdagrad's, SparseRowAdagrad's)
+    h.fargs[1] = optimizer_eps(kind_);  // the table's own optimizer's (ServerTable's)
     h.fargs[2] = static_cast<double>(kind_);
     const auto k = static_cast<int64_t>(offsets[p].size());
     const Array rows = array_of(g.index_select(0, torch::from_blob(at[p].data(), {k}, torch::kInt64)));

@@ -99,7 +99,7 @@ void add_beyond_dglke_flags(CLI::App* cmd, KgeOptions* o) {
                   "negative_sampling (DGL-KE's, default), 1vsAll or KvsAll (every entity a candidate)");
   cmd->add_flag("--reciprocal", o->reciprocal, "1vsAll/KvsAll: an inverse relation per relation predicts heads as tails");
   cmd->add_option("--optimizer", o->optimizer,
-                  "row_adagrad (DGL-KE's, default) or adagrad (element-wise, LibKGE's; standalone)");
+                  "row_adagrad (DGL-KE's, default), adagrad (element-wise, LibKGE's) or adam (torch's, a step count per row)");
   cmd->add_option("--label_smoothing", o->label_smoothing, "KvsAll: label smoothing of the targets (default 0)");
   cmd->add_option("--entity_dropout", o->entity_dropout, "1vsAll/KvsAll: dropout on entity embeddings (default 0)");
   cmd->add_option("--relation_dropout", o->relation_dropout, "1vsAll/KvsAll: dropout on relation embeddings (default 0)");

@@ -1,7 +1,7 @@
 // 1vsAll / KvsAll steps with the entity table on the servers (each machine's
 // server scoring its own shard) against the standalone step on the same
 // tables, batch and dropout draws: the loss, and every entity and relation
-// row after the step's Adagrad, must agree. Trainer 0 steps; the other
+// row after the step's optimizer (each kind), must agree. Trainer 0 steps; the other
 // trainers only hold the job open.
 #include <fmt/format.h>
 
@@ -24,9 +24,12 @@ using namespace tessera::kge;
 constexpr int64_t kRelations = 5, kPositives = 48;
 constexpr double kLr = 0.1;
 
-// What Adagrad (row-wise, or element-wise) makes of `rows` from a zero state and `grad`.
-torch::Tensor adagrad_from_zero(const torch::Tensor& rows, const torch::Tensor& grad, bool elementwise) {
-  const torch::Tensor state = elementwise ? grad.pow(2) : grad.pow(2).mean(1, true);
+// What the optimizer makes of `rows` from a zero state and `grad`: Adagrad (row-wise, or element-wise), or
+// Adam, whose bias-corrected first step is lr x g / (|g| + eps).
+torch::Tensor step_from_zero(const torch::Tensor& rows, const torch::Tensor& grad, store::SparseOptimizer kind) {
+  if (kind == store::SparseOptimizer::kAdam) return rows - kLr * grad / (grad.abs() + 1e-8);
+  const torch::Tensor state =
+      kind == store::SparseOptimizer::kAdagrad ? grad.pow(2) : grad.pow(2).mean(1, true);
   return rows - kLr * grad / (state.sqrt() + 1e-10);
 }
 
@@ -38,15 +41,15 @@ struct Case {
   EmbeddingDropout dropout;
   bool kvsall;
   double label_smoothing;
-  bool elementwise = false;
+  store::SparseOptimizer optimizer = store::SparseOptimizer::kRowAdagrad;
 };
 
 void check_case(distributed::Context& ctx, const Case& c, int index) {
   ServerTable entities(ctx, fmt::format("kge-shards-{}", index), c.entity_dim, ctx.book().node_policy(0),
-                       uniform_init(0.5, 3 + index), kLr, c.elementwise);
+                       uniform_init(0.5, 3 + index), kLr, c.optimizer);
   const int64_t num_entities = entities.num_rows();
   LocalTable relations("kge-relation", 2 * kRelations, c.relation_dim, uniform_init(0.5, 11 + index), kLr,
-                       c.elementwise);
+                       c.optimizer);
   Rng rng(17, index);
   std::vector<int64_t> flat;
   for (int64_t i = 0; i < kPositives; ++i)
@@ -80,16 +83,17 @@ void check_case(distributed::Context& ctx, const Case& c, int index) {
   double ce = 0;
   torch::manual_seed(5);
   const double loss = here.loss_and_gradients(batch, e0, r0, &ge, &gr, &ce);
-  // Element-wise from a zero state, an element moves by lr x g / (|g| + 1e-10): where |g| is within a few
-  // orders of that eps, the summation order of the shards' products alone decides it, so those elements are
-  // left out (dropped ones, exactly 0, stay in).
+  // Element-wise from a zero state, an element moves by lr x g / (|g| + eps): where |g| is within a few
+  // orders of that eps (Adagrad's 1e-10, Adam's 1e-8), the summation order of the shards' products alone
+  // decides it, so those elements are left out (dropped ones, exactly 0, stay in).
+  const bool per_element = c.optimizer != store::SparseOptimizer::kRowAdagrad;
   const torch::Tensor settled =
-      c.elementwise ? ((ge.abs() > 1e-8) | (ge == 0)).to(torch::kFloat32) : torch::ones_like(ge);
+      per_element ? ((ge.abs() > 1e-8) | (ge == 0)).to(torch::kFloat32) : torch::ones_like(ge);
   EXPECT_OR_FAIL(settled.mean().item<double>() > 0.99, "{}: only {} of the gradient's elements are 0 or above 1e-8",
                  c.name, settled.mean().item<double>());
   const double entity_gap =
-      ((e1 - adagrad_from_zero(e0, ge, c.elementwise)).abs() * settled).max().item<double>();
-  const double relation_gap = (r1 - adagrad_from_zero(r0, gr, c.elementwise)).abs().max().item<double>();
+      ((e1 - step_from_zero(e0, ge, c.optimizer)).abs() * settled).max().item<double>();
+  const double relation_gap = (r1 - step_from_zero(r0, gr, c.optimizer)).abs().max().item<double>();
   EXPECT_OR_FAIL(std::abs(times.loss - loss) < 1e-5 * std::max(1.0, loss), "{}: loss on the servers {} against {}",
                  c.name, times.loss, loss);
   EXPECT_OR_FAIL(entity_gap < 1e-4 && relation_gap < 1e-4,
@@ -111,7 +115,9 @@ int run_kge_shards(const std::map<std::string, std::string>&) {
       {"KvsAll RESCAL, label smoothing, dropout", 4, 16, {Model::kRESCAL, 4, 0.0, false, false},
        {1e-3, 3, -1, false}, {0.1, 0.2}, true, 0.1},
       {"1vsAll ComplEx, element-wise Adagrad", 16, 16, {Model::kComplEx, 16, 0.0, false, false},
-       {1e-3, 3, -1, false}, {0.05, 0.4}, false, 0, true},
+       {1e-3, 3, -1, false}, {0.05, 0.4}, false, 0, store::SparseOptimizer::kAdagrad},
+      {"1vsAll DistMult, Adam", 16, 16, {Model::kDistMult, 16, 0.0, false, false}, {1e-3, 3, -1, false}, {0.1, 0.2},
+       false, 0, store::SparseOptimizer::kAdam},
   };
   if (ctx->rank() == 0) {
     // A step before its scores is an error reply naming the order, and the server goes on serving.
@@ -163,7 +169,7 @@ int run_kge_shards(const std::map<std::string, std::string>&) {
       check_case(*ctx, cases[i], static_cast<int>(i));
     } else {
       ServerTable table(*ctx, fmt::format("kge-shards-{}", i), cases[i].entity_dim, ctx->book().node_policy(0),
-                        uniform_init(0.5, 3 + i), kLr, cases[i].elementwise);
+                        uniform_init(0.5, 3 + i), kLr, cases[i].optimizer);
     }
     ctx->barrier();
   }
