@@ -41,9 +41,10 @@ class NetworkFault : public Cluster {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
-  // Waits (`limit_s` at most) for `marker` in the log of a job still running.
+  // Waits (`limit_s` times test_time_scale() at most: a sanitized job
+  // starts and trains slower) for `marker` in the log of a job still running.
   static void wait_for(BackgroundCommand& job, const std::string& log, const std::string& marker, int limit_s = 60) {
-    for (int i = 0; i < 10 * limit_s; ++i) {
+    for (int i = 0; i < 10 * limit_s * test_time_scale(); ++i) {
       if (read_file(log).find(marker) != std::string::npos) return;
       ASSERT_EQ(job.wait(0), -1) << "the job ended before '" << marker << "':\n" << read_file(log);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -90,9 +91,23 @@ BackgroundCommand::~BackgroundCommand() {
   }
 }
 
+double test_time_scale() {
+  static const double scale = [] {
+    const char* text = std::getenv("TESSERA_TEST_TIME_SCALE");
+    if (text == nullptr || *text == 0) return 1.0;
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    if (*end != 0 || !(value >= 1 && value <= 100))
+      throw std::invalid_argument(fmt::format("TESSERA_TEST_TIME_SCALE={}: expected a number from 1 to 100", text));
+    return value;
+  }();
+  return scale;
+}
+
 int BackgroundCommand::wait(double timeout_s) {
   if (status_ >= 0) return status_;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s * test_time_scale());
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {

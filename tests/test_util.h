@@ -56,12 +56,20 @@ void expect_tessera_error(const std::string& args, const std::string& expected);
 // Runs a shell command line; stdout and stderr captured separately.
 CommandResult run_command(const std::string& command_line);
 
+// How many times longer the build under test takes than the plain one:
+// TESSERA_TEST_TIME_SCALE, which scripts/sanitize sets (ThreadSanitizer 4,
+// AddressSanitizer 2), else 1. Waits for a job's own work to end are scaled
+// by it; the bounds a test asserts on how fast a fault is detected are not,
+// since they are the product's own timeouts.
+double test_time_scale();
+
 // A shell command running in the background, its output going to a file.
 class BackgroundCommand {
  public:
   BackgroundCommand(const std::string& command_line, const std::string& log_path);
   ~BackgroundCommand();  // kills it if still running
-  // Exit code (128+signal when killed), or -1 if still running after `timeout_s`.
+  // Exit code (128+signal when killed), or -1 if still running after
+  // `timeout_s` (times test_time_scale()).
   int wait(double timeout_s);
   pid_t pid() const { return pid_; }
 
