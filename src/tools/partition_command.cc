@@ -50,6 +50,10 @@ int partition_over_ssh(const std::string& ip_config, const launch::SshOptions& s
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::string command = fmt::format("{} -np {} --host {} --bind-to none --mca plm_rsh_agent {}{}", mpirun, ranks, hosts,
                                     launch::shell_quote(agent.string()), ::geteuid() == 0 ? " --allow-run-as-root" : "");
+  // A sanitizer build's settings reach the ranks too (ssh passes no environment): where reports go, and the
+  // suppressions (as the launcher passes them to remote processes).
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"})
+    if (std::getenv(name) != nullptr) command += fmt::format(" -x {}", name);
   command += " " + launch::shell_quote(self) + " partition";
   for (const std::string& a : rank_args) command += " " + launch::shell_quote(a);
   fmt::print(stderr, "partition: {} ranks on {} (mpirun over ssh)\n", ranks, hosts);
