@@ -41,9 +41,10 @@ struct KgeJob {
   // replica's Adagrad sums count its own squared gradients world_size times
   // (its estimate of the shared sums): counted once, every trainer stepped
   // as if alone, up to sqrt(world_size) too far, and the merged relations
-  // ended ~0.01 test MRR below one machine's on kinship.
+  // ended ~0.01 test MRR below one machine's on kinship. (Adam's moments and
+  // step counts count once, so the merge averages their changes.)
   void sync_relations();
-  // Trainer 0's relation replica (weights and Adagrad sums) everywhere.
+  // Trainer 0's relation replica (weights and optimizer state) everywhere.
   void broadcast_relations();
   // Records the replica as the common point the next sync starts from.
   void mark_relations_synced();

@@ -146,7 +146,7 @@ void add_training_flags(CLI::App* cmd, KgeOptions* o) {
                   "where embeddings, config.json, metrics.jsonl go (default: the launcher's --run-dir, else ckpts)");
   cmd->add_flag("--no_save_emb", o->no_save_emb, "do not save the embeddings");
   cmd->add_option("--checkpoint_interval", o->checkpoint_interval,
-                  "steps between checkpoints of the embeddings and their Adagrad sums (default 10000; 0: none)");
+                  "steps between checkpoints of the embeddings and their optimizer state (default 10000; 0: none)");
   cmd->add_option("--checkpoint_dir", o->checkpoint_dir,
                   "where trainer 0 and every server keep their checkpoints (default <save_path>/checkpoint)");
   cmd->add_option("--keep_checkpoints", o->keep_checkpoints, "checkpoints kept (default 2)");
