@@ -295,21 +295,22 @@ TEST(KgeOneVsAllTrain, TwoMachinesWithTheEntitiesOnTheServersMatchOneMachine) {
 TEST(KgeOneVsAllTrain, KinshipAdamLearnsAndItsCheckpointCarriesTheMoments) {
   TESSERA_REQUIRE_SHARED("kg/kinship", data);
   TempDir dir;
-  const std::string flags = fmt::format(
-      "kge train --data_path {} --model_name RESCAL --hidden_dim 32 --train_mode 1vsAll --reciprocal "
-      "--optimizer adam --lr 0.01 --batch_size 256 --log_interval 100 --checkpoint_interval 200 --seed 1 --test",
-      data);
-  const CommandResult whole = run_tessera(fmt::format("{} --max_step 400 --save_path {}/whole", flags, dir.path()));
+  const auto train = [&](int steps, const char* out, const char* extra) {
+    return run_tessera(fmt::format("kge train --data_path {} --model_name RESCAL --hidden_dim 32 --train_mode 1vsAll "
+                                   "--reciprocal --optimizer adam --lr 0.01 --batch_size 256 --log_interval 100 "
+                                   "--checkpoint_interval 200 --seed 1 --test --max_step {} --save_path {}/{}{}",
+                                   data, steps, dir.path(), out, extra));
+  };
+  const CommandResult whole = train(400, "whole", "");
   ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
   // A run that checkpoints at step 200 (not at its last step, where it saves the model instead).
-  const CommandResult half = run_tessera(fmt::format("{} --max_step 300 --save_path {}/part", flags, dir.path()));
+  const CommandResult half = train(300, "part", "");
   ASSERT_EQ(half.exit_code, 0) << half.out << half.err;
   // Entities [104 x 32], twice (the moments), then a step count per row.
   const Array state = read_npy(dir / "part/checkpoint/trainer-0/step-200/entity_state.npy");
   EXPECT_EQ(state.numel(), 2 * 104 * 32 + 104);
   EXPECT_EQ(state.data<float>()[state.numel() - 1], 200.0f);  // every entity is stepped at every 1vsAll step
-  const CommandResult resumed =
-      run_tessera(fmt::format("{} --max_step 400 --save_path {}/part --resume", flags, dir.path()));
+  const CommandResult resumed = train(400, "part", " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.out.find("resuming after step 200 from"), std::string::npos) << resumed.out;
   const nlohmann::json a = final_metrics(whole.out), b = final_metrics(resumed.out);
