@@ -58,15 +58,13 @@ void copy_rows_locked(const store::LocalTensor& t, const int64_t* rows, int64_t 
   }
 }
 
-// The row shape of a table's state tensor `name` (one of sparse_step_tensors' after the weight): a float per row
-// for the row-wise sums and Adam's step counts, a row's width for the rest.
-std::vector<int64_t> state_row_shape(const std::string& name, int64_t dim) {
-  const auto ends_with = [&](const char* tail) {
-    const std::string t = std::string(".") + tail;
-    return name.size() >= t.size() && name.compare(name.size() - t.size(), t.size(), t) == 0;
-  };
-  if (ends_with("row_adagrad_sum") || ends_with("adam_step")) return {};
-  return {dim};
+// The row shape of state tensor `index` (in sparse_step_tensors' order after the weight) of optimizer `kind`: one
+// float per row for the row-wise sums and Adam's step counts (its third), a row's width for the rest (as the
+// servers' SparseOptimizer makes them).
+std::vector<int64_t> state_row_shape(store::SparseOptimizer kind, size_t index, int64_t dim) {
+  const bool per_row =
+      kind == store::SparseOptimizer::kRowAdagrad || (kind == store::SparseOptimizer::kAdam && index == 2);
+  return per_row ? std::vector<int64_t>{} : std::vector<int64_t>{dim};
 }
 
 std::string optimizer_label(store::SparseOptimizer kind) {
@@ -102,7 +100,8 @@ LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const
   if (dim < 1) fail("embedding {}: dimension must be at least 1, got {}", name, dim);
   const std::vector<std::string> tensors = store::sparse_step_tensors(optimizer, name);
   for (size_t i = 1; i < tensors.size(); ++i)
-    state_.push_back(store::create_heap_tensor(spec_of(tensors[i], state_row_shape(tensors[i], dim), {}), 0, rows));
+    state_.push_back(
+        store::create_heap_tensor(spec_of(tensors[i], state_row_shape(optimizer, i - 1, dim), {}), 0, rows));
   lr_ = lr;
 }
 
