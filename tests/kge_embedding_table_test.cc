@@ -3,6 +3,7 @@
 // pushed, the others untouched; by default DGL-KE's row-wise Adagrad (one sum
 // per row of the row's mean squared gradient); Adam is torch.optim.Adam on
 // rows pushed at every step (1vsAll's), and counts steps per row otherwise.
+// A replica among W trainers counts its squares W times in Adagrad's sums.
 // Checkpoints carry each one's state and refuse another's.
 #include <torch/torch.h>
 
@@ -53,6 +54,38 @@ TEST(KgeTableOptimizer, DefaultIsDglKesRowWiseAdagrad) {
   }
   EXPECT_LT((table.view() - w).abs().max().item<float>(), 1e-6f);
   EXPECT_LT((table.read_state() - sums).abs().max().item<float>(), 1e-6f);
+}
+
+// A relation replica among W trainers counts its own squared gradients W
+// times in either Adagrad's sums (its expectation of the shared sum); Adam's
+// moments count once whatever W.
+TEST(KgeTableOptimizer, AReplicaAmongTrainersCountsItsSquaresThatManyTimes) {
+  constexpr int kTrainers = 3;
+  for (const store::SparseOptimizer kind : {store::SparseOptimizer::kAdagrad, store::SparseOptimizer::kRowAdagrad}) {
+    LocalTable table("r", kRows, kDim, uniform_init(0.5, 1), kLr, kind);
+    table.set_replicas(kTrainers);
+    torch::Tensor w = table.view().clone();
+    const bool rowwise = kind == store::SparseOptimizer::kRowAdagrad;
+    torch::Tensor sums = rowwise ? torch::zeros({kRows}) : torch::zeros({kRows, kDim});
+    for (const auto& [ids, grad] : pushes()) {
+      table.push(ids, grad);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        sums[ids[i]] += kTrainers * (rowwise ? grad[i].pow(2).mean() : grad[i].pow(2));
+        w[ids[i]] -= kLr * grad[i] / (sums[ids[i]].sqrt() + 1e-10);
+      }
+    }
+    EXPECT_LT((table.view() - w).abs().max().item<float>(), 1e-6f) << static_cast<int>(kind);
+    EXPECT_LT((table.read_state() - sums.reshape({-1})).abs().max().item<float>(), 1e-5f) << static_cast<int>(kind);
+  }
+  LocalTable one("r", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdam);
+  LocalTable replica("r", kRows, kDim, uniform_init(0.5, 1), kLr, store::SparseOptimizer::kAdam);
+  replica.set_replicas(kTrainers);
+  for (const auto& [ids, grad] : pushes()) {
+    one.push(ids, grad);
+    replica.push(ids, grad);
+  }
+  EXPECT_TRUE(replica.read_state().equal(one.read_state()));
+  EXPECT_TRUE(replica.view().equal(one.view()));
 }
 
 TEST(KgeTableOptimizer, AdamOnRowsPushedEveryStepIsTorchsAdam) {

@@ -93,19 +93,11 @@ SparseOptimizer::SparseOptimizer(Context& ctx, const std::vector<const DistEmbed
   for (const DistEmbedding* e : embeddings) {
     const std::string& policy = e->weight().spec().policy;
     tensors_.push_back(e->name());
-    auto state = [&](const char* what, std::vector<int64_t> row_shape) {
-      state_.emplace_back(ctx, store::optimizer_state_name(e->name(), what), DType::kFloat32, std::move(row_shape),
-                          policy);
-      tensors_.push_back(state_.back().name());
-    };
-    if (params.kind == store::SparseOptimizer::kAdagrad) {
-      state("adagrad_sum", {e->dim()});
-    } else if (params.kind == store::SparseOptimizer::kRowAdagrad) {
-      state("row_adagrad_sum", {});
-    } else {
-      state("adam_m", {e->dim()});
-      state("adam_v", {e->dim()});
-      state("adam_step", {});
+    const std::vector<std::string> names = store::sparse_step_tensors(params.kind, e->name());
+    const std::vector<std::vector<int64_t>> shapes = store::optimizer_state_row_shapes(params.kind, e->dim());
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      state_.emplace_back(ctx, names[i + 1], DType::kFloat32, shapes[i], policy);
+      tensors_.push_back(names[i + 1]);
     }
   }
 }

@@ -58,15 +58,6 @@ void copy_rows_locked(const store::LocalTensor& t, const int64_t* rows, int64_t 
   }
 }
 
-// The row shape of state tensor `index` (in sparse_step_tensors' order after the weight) of optimizer `kind`: one
-// float per row for the row-wise sums and Adam's step counts (its third), a row's width for the rest (as the
-// servers' SparseOptimizer makes them).
-std::vector<int64_t> state_row_shape(store::SparseOptimizer kind, size_t index, int64_t dim) {
-  const bool per_row =
-      kind == store::SparseOptimizer::kRowAdagrad || (kind == store::SparseOptimizer::kAdam && index == 2);
-  return per_row ? std::vector<int64_t>{} : std::vector<int64_t>{dim};
-}
-
 std::string optimizer_label(store::SparseOptimizer kind) {
   switch (kind) {
     case store::SparseOptimizer::kRowAdagrad: return "row-wise Adagrad";
@@ -99,9 +90,9 @@ LocalTable::LocalTable(const std::string& name, int64_t rows, int64_t dim, const
       locks_(lock_memory_.data()) {
   if (dim < 1) fail("embedding {}: dimension must be at least 1, got {}", name, dim);
   const std::vector<std::string> tensors = store::sparse_step_tensors(optimizer, name);
-  for (size_t i = 1; i < tensors.size(); ++i)
-    state_.push_back(
-        store::create_heap_tensor(spec_of(tensors[i], state_row_shape(optimizer, i - 1, dim), {}), 0, rows));
+  const std::vector<std::vector<int64_t>> shapes = store::optimizer_state_row_shapes(optimizer, dim);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    state_.push_back(store::create_heap_tensor(spec_of(tensors[i + 1], shapes[i], {}), 0, rows));
   lr_ = lr;
 }
 
@@ -128,21 +119,20 @@ void LocalTable::pull_rows(const std::vector<int64_t>& ids, PulledRows* out) {
 
 void LocalTable::push(const std::vector<int64_t>& ids, const torch::Tensor& grad) {
   const torch::Tensor g = grad.contiguous();
-  const int64_t n = static_cast<int64_t>(ids.size());
-  const float lr = static_cast<float>(lr_), eps = static_cast<float>(optimizer_eps(optimizer_));
-  switch (optimizer_) {
-    case store::SparseOptimizer::kAdagrad:
-      store::adagrad_rows(weight_, state_[0], ids.data(), n, g.data_ptr<float>(), {lr, eps, state_weight_}, locks_);
-      return;
-    case store::SparseOptimizer::kRowAdagrad:
-      store::row_adagrad_rows(weight_, state_[0], ids.data(), n, g.data_ptr<float>(), {lr, eps, state_weight_},
-                              locks_);
-      return;
-    case store::SparseOptimizer::kAdam:
-      store::adam_rows(weight_, state_[0], state_[1], state_[2], ids.data(), n, g.data_ptr<float>(),
-                       store::AdamParams{lr, 0.9f, 0.999f, eps}, locks_);
-      return;
-  }
+  store::SparseStepParams params;
+  params.kind = optimizer_;
+  params.lr = lr_;
+  params.eps = optimizer_eps(optimizer_);
+  params.state_weight = state_weight_;
+  // The table's tensors by name: the weight, then its state in sparse_step_tensors' order.
+  auto lookup = [this](const std::string& name) -> store::LocalTensor& {
+    if (name == weight_.spec.name) return weight_;
+    for (store::LocalTensor& t : state_)
+      if (t.spec.name == name) return t;
+    fail("embedding {}: no tensor {}", weight_.spec.name, name);
+  };
+  store::apply_sparse_step(lookup, weight_.spec.name, params, ids.data(), static_cast<int64_t>(ids.size()),
+                           g.data_ptr<float>(), locks_);
 }
 
 std::vector<torch::Tensor> LocalTable::state_views() {

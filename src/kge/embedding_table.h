@@ -93,7 +93,7 @@ class LocalTable : public EmbeddingTable {
   void write_all(const torch::Tensor& weights, const torch::Tensor& state) override;
   // The rows in place (shared with every worker thread).
   torch::Tensor view();
-  // See AdagradParams::state_weight: a replica among `trainers` counts its
+  // See SparseStepParams::state_weight: a replica among `trainers` counts its
   // own squared gradients `trainers` times (Adam's moments and steps count
   // once: the merge of the replicas then averages them).
   void set_replicas(int trainers) { state_weight_ = static_cast<float>(trainers); }

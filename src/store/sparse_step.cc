@@ -18,19 +18,28 @@ std::vector<std::string> sparse_step_tensors(SparseOptimizer kind, const std::st
   fail("unknown sparse optimizer {}", static_cast<int64_t>(kind));
 }
 
+std::vector<std::vector<int64_t>> optimizer_state_row_shapes(SparseOptimizer kind, int64_t dim) {
+  switch (kind) {
+    case SparseOptimizer::kAdagrad: return {{dim}};
+    case SparseOptimizer::kRowAdagrad: return {{}};
+    case SparseOptimizer::kAdam: return {{dim}, {dim}, {}};
+  }
+  fail("unknown sparse optimizer {}", static_cast<int64_t>(kind));
+}
+
 void apply_sparse_step(const std::function<LocalTensor&(const std::string&)>& lookup, const std::string& weight,
                        const SparseStepParams& params, const int64_t* rows, int64_t count, const float* grads,
                        RowLocks& locks) {
   std::vector<LocalTensor*> t;  // in sparse_step_tensors' order
   for (const std::string& name : sparse_step_tensors(params.kind, weight)) t.push_back(&lookup(name));
+  const AdagradParams adagrad{static_cast<float>(params.lr), static_cast<float>(params.eps),
+                              static_cast<float>(params.state_weight)};
   switch (params.kind) {
     case SparseOptimizer::kAdagrad:
-      adagrad_rows(*t[0], *t[1], rows, count, grads, {static_cast<float>(params.lr), static_cast<float>(params.eps)},
-                   locks);
+      adagrad_rows(*t[0], *t[1], rows, count, grads, adagrad, locks);
       return;
     case SparseOptimizer::kRowAdagrad:
-      row_adagrad_rows(*t[0], *t[1], rows, count, grads,
-                       {static_cast<float>(params.lr), static_cast<float>(params.eps)}, locks);
+      row_adagrad_rows(*t[0], *t[1], rows, count, grads, adagrad, locks);
       return;
     case SparseOptimizer::kAdam: {
       AdamParams p{static_cast<float>(params.lr), static_cast<float>(params.beta1), static_cast<float>(params.beta2),
